@@ -1,0 +1,235 @@
+//! `DeviceArray_<dtype>`, PyGPU's low-level array: a host side that aliases a numpy array
+//! and a contiguous device side that `allocate()` creates. Calls that touch the device
+//! return the status object and remember it in `last_status()`; misuse raises.
+
+use numpy::{Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::python::errors::CudaStatus;
+use crate::python::stream::{stream_handle, CudaStream};
+use crate::runtime::memory::DeviceBuffer;
+use crate::runtime::{backend, Result as RtResult};
+
+/// The dtype-independent part of every `DeviceArray_<dtype>`.
+pub struct ArrayCore<T: Element> {
+    pub host: Py<PyArrayDyn<T>>,
+    pub device: Option<DeviceBuffer>,
+    pub last_status: i32,
+}
+
+impl<T: Element + Copy> ArrayCore<T> {
+    /// From a numpy array of exactly this dtype (aliased), or from a shape (zeros).
+    pub fn new(source: &Bound<'_, PyAny>, type_name: &str) -> PyResult<Self> {
+        let py = source.py();
+        if let Ok(array) = source.cast::<PyArrayDyn<T>>() {
+            return Ok(ArrayCore { host: array.clone().unbind(), device: None, last_status: 0 });
+        }
+        if let Ok(array) = source.cast::<numpy::PyUntypedArray>() {
+            return Err(PyTypeError::new_err(format!(
+                "{type_name} needs an array of dtype {}, got {}: use the DeviceArray_ of that dtype or a.astype(...)",
+                numpy::dtype::<T>(py).str()?,
+                array.dtype().str()?
+            )));
+        }
+        let shape: Vec<usize> = if let Ok(n) = source.extract::<usize>() {
+            vec![n]
+        } else {
+            source.extract::<Vec<usize>>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{type_name} takes a numpy array or a shape (tuple of non-negative ints)"
+                ))
+            })?
+        };
+        let total = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        match total.and_then(|n| n.checked_mul(std::mem::size_of::<T>())) {
+            Some(bytes) if bytes <= isize::MAX as usize => {}
+            _ => return Err(PyValueError::new_err(format!("shape {shape:?} is too large"))),
+        }
+        let host = PyArrayDyn::<T>::zeros(py, shape, false);
+        Ok(ArrayCore { host: host.unbind(), device: None, last_status: 0 })
+    }
+
+    pub fn size(&self, py: Python<'_>) -> usize {
+        self.host.bind(py).len()
+    }
+
+    pub fn nbytes(&self, py: Python<'_>) -> usize {
+        self.size(py) * std::mem::size_of::<T>()
+    }
+
+    pub fn shape(&self, py: Python<'_>) -> Vec<usize> {
+        self.host.bind(py).shape().to_vec()
+    }
+
+    /// Strides in bytes of the (C-contiguous) device copy.
+    pub fn strides(&self, py: Python<'_>) -> Vec<usize> {
+        let shape = self.shape(py);
+        let mut strides = vec![std::mem::size_of::<T>(); shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            strides[i] = strides[i + 1] * shape[i + 1].max(1);
+        }
+        strides
+    }
+
+    fn status(&mut self, result: RtResult<()>) -> PyResult<CudaStatus> {
+        let status = CudaStatus::from_result(&result)?;
+        self.last_status = status.code();
+        Ok(status)
+    }
+
+    pub fn allocate(&mut self, py: Python<'_>) -> PyResult<CudaStatus> {
+        if self.device.is_some() {
+            return self.status(Ok(()));
+        }
+        let result = DeviceBuffer::new(self.nbytes(py)).map(|b| {
+            self.device = Some(b);
+        });
+        self.status(result)
+    }
+
+    fn device_ptr(&self, type_name: &str) -> PyResult<u64> {
+        self.device.as_ref().map(|b| b.ptr()).ok_or_else(|| {
+            PyValueError::new_err(format!("this {type_name} has no device memory yet: call allocate() first"))
+        })
+    }
+
+    pub fn to_device(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>, type_name: &str) -> PyResult<CudaStatus> {
+        let dst = self.device_ptr(type_name)?;
+        let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
+        let host = self.host.bind(py).readonly();
+        let bytes = self.nbytes(py);
+        let b = backend()?;
+        let result = match host.as_slice() {
+            // SAFETY: the readonly borrow keeps the contiguous host data alive and
+            // unaliased by writers for the duration of the (staged) copy.
+            Ok(slice) => unsafe { b.memcpy_htod(dst, slice.as_ptr() as *const u8, bytes, s) },
+            Err(_) => {
+                // Gather a strided host array in logical (C) order first.
+                let gathered: Vec<T> = host.as_array().iter().copied().collect();
+                // SAFETY: `gathered` outlives the copy; for async copies from pageable
+                // memory the driver stages the data before returning.
+                unsafe { b.memcpy_htod(dst, gathered.as_ptr() as *const u8, bytes, s) }
+            }
+        };
+        drop(host);
+        self.status(result)
+    }
+
+    pub fn to_host(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>, type_name: &str) -> PyResult<CudaStatus> {
+        let src = self.device_ptr(type_name)?;
+        let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
+        let bytes = self.nbytes(py);
+        let b = backend()?;
+        let host = self.host.bind(py);
+        let mut host = host
+            .try_readwrite()
+            .map_err(|e| PyValueError::new_err(format!("cannot write into the host array of this {type_name}: {e}")))?;
+        let result = match host.as_slice_mut() {
+            // SAFETY: the read-write borrow gives exclusive access to the contiguous host
+            // data; device-to-pageable copies complete before returning.
+            Ok(slice) => unsafe { b.memcpy_dtoh(slice.as_mut_ptr() as *mut u8, src, bytes, s) },
+            Err(_) => {
+                let mut staged: Vec<T> = host.as_array().iter().copied().collect();
+                // SAFETY: `staged` has exactly `bytes` bytes and outlives the copy, which
+                // completes before returning (pageable destination).
+                let r = unsafe { b.memcpy_dtoh(staged.as_mut_ptr() as *mut u8, src, bytes, s) };
+                if r.is_ok() {
+                    // Scatter back in logical order into the strided array.
+                    for (dst, value) in host.as_array_mut().iter_mut().zip(staged.drain(..)) {
+                        *dst = value;
+                    }
+                }
+                r
+            }
+        };
+        drop(host);
+        self.status(result)
+    }
+}
+
+macro_rules! device_array {
+    ($name:ident, $pyname:literal, $t:ty, $ptr:ident) => {
+        #[pyclass(name = $pyname, module = "pygpu")]
+        pub struct $name($crate::array::ArrayCore<$t>);
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+                Ok($name($crate::array::ArrayCore::new(source, $pyname)?))
+            }
+
+            /// Allocates the device side (once); returns the status.
+            fn allocate(&mut self, py: Python<'_>) -> PyResult<CudaStatus> {
+                self.0.allocate(py)
+            }
+
+            /// Copies the host array to the device.
+            #[pyo3(signature = (stream = None))]
+            fn to_device(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
+                self.0.to_device(py, stream, $pyname)
+            }
+
+            /// Copies the device data back into the host array.
+            #[pyo3(signature = (stream = None))]
+            fn to_host(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
+                self.0.to_host(py, stream, $pyname)
+            }
+
+            /// The numpy array this object aliases.
+            fn host_data(&self, py: Python<'_>) -> Py<numpy::PyArrayDyn<$t>> {
+                self.0.host.clone_ref(py)
+            }
+
+            /// An unsafe pointer wrapper to the device side (keeps this array alive).
+            fn device_data(slf: &Bound<'_, Self>) -> PyResult<$crate::ptr_wrapper::$ptr> {
+                let ptr = slf.borrow().0.device.as_ref().map(|b| b.ptr()).ok_or_else(|| {
+                    PyValueError::new_err(concat!("this ", $pyname, " has no device memory yet: call allocate() first"))
+                })?;
+                Ok($crate::ptr_wrapper::$ptr($crate::ptr_wrapper::Pointer::unsafe_device(ptr, Some(slf.clone().into_any().unbind()))))
+            }
+
+            fn size(&self, py: Python<'_>) -> usize {
+                self.0.size(py)
+            }
+
+            fn nbytes(&self, py: Python<'_>) -> usize {
+                self.0.nbytes(py)
+            }
+
+            fn shape(&self, py: Python<'_>) -> Vec<usize> {
+                self.0.shape(py)
+            }
+
+            fn strides(&self, py: Python<'_>) -> Vec<usize> {
+                self.0.strides(py)
+            }
+
+            fn allocated(&self) -> bool {
+                self.0.device.is_some()
+            }
+
+            fn last_status(&self) -> CudaStatus {
+                CudaStatus::from_code(self.0.last_status)
+            }
+
+            fn __repr__(&self, py: Python<'_>) -> String {
+                format!("<{} shape={:?} allocated={}>", $pyname, self.0.shape(py), self.0.device.is_some())
+            }
+        }
+    };
+}
+
+use num_complex::{Complex32, Complex64};
+
+device_array!(DeviceArrayInt16, "DeviceArray_int16", i16, PointerWrapperInt16);
+device_array!(DeviceArrayInt32, "DeviceArray_int32", i32, PointerWrapperInt32);
+device_array!(DeviceArrayInt64, "DeviceArray_int64", i64, PointerWrapperInt64);
+device_array!(DeviceArrayUint16, "DeviceArray_uint16", u16, PointerWrapperUint16);
+device_array!(DeviceArrayUint32, "DeviceArray_uint32", u32, PointerWrapperUint32);
+device_array!(DeviceArrayUint64, "DeviceArray_uint64", u64, PointerWrapperUint64);
+device_array!(DeviceArrayFloat32, "DeviceArray_float32", f32, PointerWrapperFloat32);
+device_array!(DeviceArrayFloat64, "DeviceArray_float64", f64, PointerWrapperFloat64);
+device_array!(DeviceArrayComplex64, "DeviceArray_complex64", Complex32, PointerWrapperComplex64);
+device_array!(DeviceArrayComplex128, "DeviceArray_complex128", Complex64, PointerWrapperComplex128);

@@ -1,0 +1,55 @@
+//! pygpu: GPU control from Python over the CUDA, HIP and host backends.
+//! The Rust API is `runtime`; the Python module `pygpu._pygpu` is declared below, in one
+//! export list that is the whole compiled Python surface.
+
+pub mod array;
+pub mod ptr_wrapper;
+pub mod python;
+pub mod runtime;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+mod _pygpu {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use crate::python::device::{
+        backend_name, cuda_device_synchronize, cuda_get_device, cuda_get_device_count, cuda_get_error_name,
+        cuda_get_error_string, cuda_get_last_error, cuda_mem_get_info, cuda_peek_at_last_error, cuda_set_device,
+        set_backend, CudaDeviceProp,
+    };
+    #[pymodule_export]
+    use crate::python::errors::CudaStatus;
+    #[pymodule_export]
+    use crate::python::event::{
+        cuda_event_destroy, cuda_event_elapsed_time, cuda_event_query, cuda_event_record, cuda_event_synchronize,
+        CudaEvent,
+    };
+    #[pymodule_export]
+    use crate::python::memory::{
+        mem_alloc, mem_get_info, memcpy_dtod, memcpy_dtoh, memcpy_htod, memset_d16, memset_d32, memset_d8,
+        DeviceAllocation, HostAllocation,
+    };
+    #[pymodule_export]
+    use crate::python::stream::{
+        cuda_stream_destroy, cuda_stream_query, cuda_stream_synchronize, cuda_stream_wait_event, CudaStream,
+    };
+    #[pymodule_export]
+    use crate::array::{
+        DeviceArrayComplex128, DeviceArrayComplex64, DeviceArrayFloat32, DeviceArrayFloat64,
+        DeviceArrayInt16, DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32,
+        DeviceArrayUint64,
+    };
+    #[pymodule_export]
+    use crate::ptr_wrapper::{
+        PointerWrapperComplex128, PointerWrapperComplex64, PointerWrapperFloat32, PointerWrapperFloat64,
+        PointerWrapperInt16, PointerWrapperInt32, PointerWrapperInt64, PointerWrapperUint16,
+        PointerWrapperUint32, PointerWrapperUint64,
+    };
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        crate::python::errors::register(m)
+    }
+}

@@ -1,0 +1,151 @@
+//! Device control with PyGPU's names: calls return the status object (and their value
+//! first, as PyGPU does); only a missing backend raises.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use super::errors::{take_last_error, CudaStatus};
+use crate::runtime::{self, backend, error::error_name, error::error_string, DeviceProperties};
+
+/// Chooses the backend ("cuda", "hip" or "host") before the first GPU call.
+#[pyfunction]
+pub fn set_backend(name: &str) -> PyResult<()> {
+    Ok(runtime::set_backend(name)?)
+}
+
+/// The name of the backend in use, starting it if needed.
+#[pyfunction(name = "backend")]
+pub fn backend_name() -> PyResult<&'static str> {
+    Ok(backend()?.kind().name())
+}
+
+#[pyfunction(name = "cudaSetDevice")]
+pub fn cuda_set_device(device: i32) -> PyResult<CudaStatus> {
+    CudaStatus::from_result(&backend()?.set_device(device))
+}
+
+#[pyfunction(name = "cudaGetDevice")]
+pub fn cuda_get_device() -> PyResult<(i32, CudaStatus)> {
+    let result = backend()?.get_device();
+    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+}
+
+#[pyfunction(name = "cudaGetDeviceCount")]
+pub fn cuda_get_device_count() -> PyResult<(i32, CudaStatus)> {
+    let result = backend()?.device_count();
+    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+}
+
+#[pyfunction(name = "cudaDeviceSynchronize")]
+pub fn cuda_device_synchronize(py: Python<'_>) -> PyResult<CudaStatus> {
+    let b = backend()?;
+    let result = py.detach(|| b.device_synchronize());
+    CudaStatus::from_result(&result)
+}
+
+/// (free, total, status) in bytes for the current device.
+#[pyfunction(name = "cudaMemGetInfo")]
+pub fn cuda_mem_get_info() -> PyResult<(usize, usize, CudaStatus)> {
+    let result = backend()?.mem_get_info();
+    let (free, total) = *result.as_ref().unwrap_or(&(0, 0));
+    Ok((free, total, CudaStatus::from_result(&result)?))
+}
+
+/// Returns and clears the last error of a runtime call on this thread.
+#[pyfunction(name = "cudaGetLastError")]
+pub fn cuda_get_last_error() -> CudaStatus {
+    take_last_error(true)
+}
+
+/// Returns the last error without clearing it.
+#[pyfunction(name = "cudaPeekAtLastError")]
+pub fn cuda_peek_at_last_error() -> CudaStatus {
+    take_last_error(false)
+}
+
+fn status_of(error: &Bound<'_, PyAny>) -> PyResult<CudaStatus> {
+    if let Ok(s) = error.cast::<CudaStatus>() {
+        return Ok(s.get().clone());
+    }
+    Ok(CudaStatus::from_code(error.extract::<i32>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("expected a cudaError or an int error code")
+    })?))
+}
+
+#[pyfunction(name = "cudaGetErrorName")]
+pub fn cuda_get_error_name(error: &Bound<'_, PyAny>) -> PyResult<String> {
+    let s = status_of(error)?;
+    Ok(error_name(active_kind(), s.code()))
+}
+
+#[pyfunction(name = "cudaGetErrorString")]
+pub fn cuda_get_error_string(error: &Bound<'_, PyAny>) -> PyResult<String> {
+    let s = status_of(error)?;
+    Ok(error_string(active_kind(), s.code()))
+}
+
+fn active_kind() -> runtime::BackendKind {
+    runtime::active_backend().map_or(runtime::BackendKind::Cuda, |b| b.kind())
+}
+
+/// A device's properties, read when constructed; CUDA's field names.
+#[pyclass(name = "cudaDeviceProp", module = "pygpu", frozen)]
+pub struct CudaDeviceProp {
+    #[pyo3(get)]
+    device: i32,
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    uuid: Py<PyBytes>,
+    #[pyo3(get, name = "pciBusID")]
+    pci_bus_id: i32,
+    #[pyo3(get, name = "pciDeviceID")]
+    pci_device_id: i32,
+    #[pyo3(get, name = "pciDomainID")]
+    pci_domain_id: i32,
+    #[pyo3(get, name = "totalGlobalMem")]
+    total_global_mem: usize,
+    #[pyo3(get)]
+    major: i32,
+    #[pyo3(get)]
+    minor: i32,
+    #[pyo3(get, name = "multiProcessorCount")]
+    multi_processor_count: i32,
+}
+
+#[pymethods]
+impl CudaDeviceProp {
+    #[new]
+    fn new(py: Python<'_>, device: i32) -> PyResult<Self> {
+        let p: DeviceProperties = backend()?.device_properties(device)?;
+        Ok(CudaDeviceProp {
+            device,
+            name: p.name,
+            uuid: PyBytes::new(py, &p.uuid).unbind(),
+            pci_bus_id: p.pci_bus_id,
+            pci_device_id: p.pci_device_id,
+            pci_domain_id: p.pci_domain_id,
+            total_global_mem: p.total_global_mem,
+            major: p.major,
+            minor: p.minor,
+            multi_processor_count: p.multi_processor_count,
+        })
+    }
+
+    /// (major, minor)
+    #[getter]
+    fn compute_capability(&self) -> (i32, i32) {
+        (self.major, self.minor)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<cudaDeviceProp {}: {:?}, sm_{}{}, {} MiB>",
+            self.device,
+            self.name,
+            self.major,
+            self.minor,
+            self.total_global_mem >> 20
+        )
+    }
+}

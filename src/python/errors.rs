@@ -1,0 +1,236 @@
+//! The one place where Rust errors become Python: the PyGPU-style status object
+//! (`<cudaError: code=0>`) returned by the low-level calls, and the exception hierarchy
+//! raised by everything above them.
+
+use pyo3::exceptions::{PyException, PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+
+use crate::runtime::error::{error_name, error_string, last_error, record_error};
+use crate::runtime::{active_backend, BackendKind, Error};
+
+/// The exception classes, created once at import with multiple bases (e.g. the
+/// out-of-memory error is also a MemoryError) so that plain `except` clauses work.
+struct Exceptions {
+    base: Py<PyType>,
+    memory: Py<PyType>,
+    invalid_value: Py<PyType>,
+    invalid_device: Py<PyType>,
+    no_device: Py<PyType>,
+    invalid_handle: Py<PyType>,
+    not_ready: Py<PyType>,
+    launch: Py<PyType>,
+    unavailable: Py<PyType>,
+}
+
+static EXCEPTIONS: PyOnceLock<Exceptions> = PyOnceLock::new();
+
+fn new_class<'py>(
+    py: Python<'py>,
+    name: &str,
+    doc: &str,
+    bases: Vec<Bound<'py, PyType>>,
+) -> PyResult<Py<PyType>> {
+    let dict = PyDict::new(py);
+    dict.set_item("__module__", "pygpu")?;
+    dict.set_item("__doc__", doc)?;
+    let class = py
+        .get_type::<PyType>()
+        .call1((name, PyTuple::new(py, bases)?, dict))?;
+    Ok(class.cast_into::<PyType>()?.unbind())
+}
+
+/// Creates the classes and adds them to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let base = new_class(
+        py,
+        "CudaError",
+        "A GPU runtime call failed. `code` is the raw status, `name` its symbolic name.",
+        vec![py.get_type::<PyException>()],
+    )?;
+    let sub = |name: &str, doc: &str, extra: Option<Bound<'_, PyType>>| -> PyResult<Py<PyType>> {
+        let mut bases = vec![base.bind(py).clone()];
+        bases.extend(extra);
+        new_class(py, name, doc, bases)
+    };
+    let exceptions = Exceptions {
+        memory: sub("CudaMemoryError", "The device (or pinned host memory) is out of memory.", Some(py.get_type::<PyMemoryError>()))?,
+        invalid_value: sub("InvalidValueError", "An argument was rejected by the runtime.", Some(py.get_type::<PyValueError>()))?,
+        invalid_device: sub("InvalidDeviceError", "No device has this ordinal.", Some(py.get_type::<PyValueError>()))?,
+        no_device: sub("NoDeviceError", "The driver is present but sees no device.", None)?,
+        invalid_handle: sub("InvalidHandleError", "A stream, event or other handle is not valid (released, or of another device).", Some(py.get_type::<PyValueError>()))?,
+        not_ready: sub("NotReadyError", "Work is still pending.", None)?,
+        launch: sub("LaunchError", "A kernel launch failed or a kernel faulted.", None)?,
+        unavailable: sub("BackendUnavailableError", "The requested backend cannot be used on this machine.", Some(py.get_type::<PyRuntimeError>()))?,
+        base,
+    };
+    let ex = EXCEPTIONS.get_or_init(py, || exceptions);
+    for class in [
+        &ex.base, &ex.memory, &ex.invalid_value, &ex.invalid_device, &ex.no_device,
+        &ex.invalid_handle, &ex.not_ready, &ex.launch, &ex.unavailable,
+    ] {
+        let class = class.bind(py);
+        m.add(class.name()?, class)?;
+    }
+    Ok(())
+}
+
+fn class_for(ex: &Exceptions, code: i32) -> &Py<PyType> {
+    match code {
+        2 => &ex.memory,
+        1 => &ex.invalid_value,
+        101 => &ex.invalid_device,
+        100 => &ex.no_device,
+        400 => &ex.invalid_handle,
+        600 => &ex.not_ready,
+        98 | 200 | 209 | 218 | 222 | 300 | 500 | 700..=720 => &ex.launch,
+        _ => &ex.base,
+    }
+}
+
+fn exception(py: Python<'_>, class: &Py<PyType>, code: i32, name: &str, message: String) -> PyErr {
+    let instance = class.bind(py).call1((message,)).and_then(|value| {
+        value.setattr("code", code)?;
+        value.setattr("name", name)?;
+        Ok(value)
+    });
+    match instance {
+        Ok(value) => PyErr::from_value(value),
+        Err(e) => e,
+    }
+}
+
+impl From<Error> for PyErr {
+    fn from(error: Error) -> PyErr {
+        Python::attach(|py| {
+            let Some(ex) = EXCEPTIONS.get(py) else {
+                // Only reachable if the module failed to initialise; still never panic.
+                return PyRuntimeError::new_err(error.to_string());
+            };
+            match &error {
+                Error::Api { code, backend } => {
+                    record_error(*code);
+                    let name = error_name(*backend, *code);
+                    exception(py, class_for(ex, *code), *code, &name, error.to_string())
+                }
+                Error::Unavailable(msg) => {
+                    exception(py, &ex.unavailable, error.code(), "cudaErrorInsufficientDriver", msg.clone())
+                }
+                Error::InvalidArgument(msg) => PyValueError::new_err(msg.clone()),
+            }
+        })
+    }
+}
+
+/// The error for a stream, event or allocation used after it was released.
+pub fn released(what: &str) -> PyErr {
+    Python::attach(|py| match EXCEPTIONS.get(py) {
+        Some(ex) => exception(
+            py,
+            &ex.invalid_handle,
+            400,
+            "cudaErrorInvalidResourceHandle",
+            format!("{what} has been released and can no longer be used"),
+        ),
+        None => PyValueError::new_err(format!("{what} has been released")),
+    })
+}
+
+/// The PyGPU-style status object: the raw integer code, its name and message.
+#[pyclass(name = "cudaError", module = "pygpu", frozen)]
+#[derive(Clone)]
+pub struct CudaStatus {
+    code: i32,
+    backend: BackendKind,
+}
+
+impl CudaStatus {
+    pub const SUCCESS: CudaStatus = CudaStatus { code: 0, backend: BackendKind::Cuda };
+
+    /// The status of a low-level call; failures are also recorded for cudaGetLastError.
+    pub fn from_result<T>(result: &Result<T, Error>) -> PyResult<CudaStatus> {
+        match result {
+            Ok(_) => Ok(Self::SUCCESS),
+            Err(Error::Api { code, backend }) => {
+                record_error(*code);
+                Ok(CudaStatus { code: *code, backend: *backend })
+            }
+            // No status code describes these: they are raised.
+            Err(other) => Err(other.clone().into()),
+        }
+    }
+
+    pub fn from_code(code: i32) -> CudaStatus {
+        CudaStatus { code, backend: active_backend().map_or(BackendKind::Cuda, |b| b.kind()) }
+    }
+
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+}
+
+#[pymethods]
+impl CudaStatus {
+    #[new]
+    fn py_new(code: i32) -> Self {
+        CudaStatus::from_code(code)
+    }
+
+    #[getter]
+    fn get_code(&self) -> i32 {
+        self.code
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        error_name(self.backend, self.code)
+    }
+
+    #[getter]
+    fn message(&self) -> String {
+        error_string(self.backend, self.code)
+    }
+
+    fn __int__(&self) -> i32 {
+        self.code
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        if let Ok(s) = other.cast::<CudaStatus>() {
+            return s.get().code == self.code;
+        }
+        other.extract::<i64>().is_ok_and(|v| v == i64::from(self.code))
+    }
+
+    fn __hash__(&self) -> isize {
+        // Equal to hash(int(self)), so statuses and ints mix in sets and dicts.
+        self.code as isize
+    }
+
+    fn __index__(&self) -> i32 {
+        self.code
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<cudaError: code={}>", self.code)
+    }
+
+    fn __str__(&self) -> String {
+        format!("{} ({}): {}", self.name(), self.code, self.message())
+    }
+
+    /// Raises the matching CudaError subclass unless this is success; returns None.
+    fn check(&self) -> PyResult<()> {
+        if self.code == 0 {
+            Ok(())
+        } else {
+            Err(Error::api(self.code, self.backend).into())
+        }
+    }
+}
+
+pub fn take_last_error(reset: bool) -> CudaStatus {
+    CudaStatus::from_code(last_error(reset))
+}

@@ -1,0 +1,367 @@
+//! Device allocations, page-locked host memory and the copy/fill calls, with PyCUDA's
+//! names (`mem_alloc`, `memcpy_htod`, ...). These raise on failure.
+
+use std::ffi::{c_int, c_void, CString};
+use std::sync::Mutex;
+
+use pyo3::buffer::PyUntypedBuffer;
+use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use super::errors::released;
+use super::stream::{stream_handle, CudaStream};
+use crate::runtime::memory::{DeviceBuffer, PinnedBuffer};
+use crate::runtime::{backend, BackendKind, DevicePtr, Error, StreamHandle};
+
+/// Copies at least this large release the GIL while they run.
+const RELEASE_GIL_BYTES: usize = 1 << 20;
+
+/// Device memory owned by Python: freed with the last reference, or by `free()`.
+#[pyclass(module = "pygpu", frozen, subclass)]
+pub struct DeviceAllocation {
+    buffer: Mutex<Option<DeviceBuffer>>,
+    /// Kept after `free()` for repr and bounds messages.
+    bytes: usize,
+    ptr: DevicePtr,
+    device: i32,
+}
+
+impl DeviceAllocation {
+    pub fn new(bytes: usize) -> PyResult<Self> {
+        let buffer = DeviceBuffer::new(bytes)?;
+        Ok(DeviceAllocation { ptr: buffer.ptr(), bytes, device: buffer.device(), buffer: Mutex::new(Some(buffer)) })
+    }
+
+    /// The address, or the invalid-handle error once freed.
+    pub fn live_ptr(&self) -> PyResult<DevicePtr> {
+        match *self.buffer.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(ref b) => Ok(b.ptr()),
+            None => Err(released("this DeviceAllocation")),
+        }
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn device(&self) -> i32 {
+        self.device
+    }
+}
+
+#[pymethods]
+impl DeviceAllocation {
+    #[new]
+    fn py_new(nbytes: isize) -> PyResult<Self> {
+        DeviceAllocation::new(byte_count(nbytes)?)
+    }
+
+    fn __int__(&self) -> PyResult<DevicePtr> {
+        self.live_ptr()
+    }
+
+    fn __index__(&self) -> PyResult<DevicePtr> {
+        self.live_ptr()
+    }
+
+    #[getter]
+    fn ptr(&self) -> PyResult<DevicePtr> {
+        self.live_ptr()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.bytes
+    }
+
+    #[getter(device)]
+    fn py_device(&self) -> i32 {
+        self.device
+    }
+
+    #[getter]
+    fn freed(&self) -> bool {
+        self.buffer.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+    }
+
+    /// Releases the memory now; later use raises. Idempotent.
+    fn free(&self) {
+        let buffer = self.buffer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(buffer);
+    }
+
+    fn __repr__(&self) -> String {
+        if self.freed() {
+            format!("<DeviceAllocation of {} bytes (freed)>", self.bytes)
+        } else {
+            format!("<DeviceAllocation of {} bytes at 0x{:x} on device {}>", self.bytes, self.ptr, self.device)
+        }
+    }
+
+    /// On the host backend device memory is host memory, so numpy can read it in place.
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+        let (ptr, bytes) = {
+            let this = slf.get();
+            let guard = this.buffer.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(b) = guard.as_ref() else { return Err(released("this DeviceAllocation")) };
+            if b.backend().kind() != BackendKind::Host {
+                return Err(PyBufferError::new_err(
+                    "device memory is not host-addressable; copy it with memcpy_dtoh or use __cuda_array_interface__/DLPack",
+                ));
+            }
+            (b.ptr() as *mut c_void, b.bytes())
+        };
+        // SAFETY: ptr/bytes describe live memory owned by slf, which the view keeps alive
+        // (fill_byte_view increments its reference count).
+        unsafe { fill_byte_view(view, flags, ptr, bytes, slf.into_any()) }
+    }
+
+    unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
+        // SAFETY: view was filled by fill_byte_view.
+        unsafe { release_byte_view(view) }
+    }
+}
+
+/// Page-locked host memory exposing the buffer protocol; `pagelocked_empty` wraps it in
+/// a numpy array, which keeps it alive.
+#[pyclass(module = "pygpu", frozen)]
+pub struct HostAllocation {
+    buffer: PinnedBuffer,
+}
+
+#[pymethods]
+impl HostAllocation {
+    #[new]
+    fn py_new(nbytes: isize) -> PyResult<Self> {
+        Ok(HostAllocation { buffer: PinnedBuffer::new(byte_count(nbytes)?)? })
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.buffer.bytes()
+    }
+
+    #[getter]
+    fn ptr(&self) -> usize {
+        self.buffer.as_ptr() as usize
+    }
+
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+        let (ptr, bytes) = (slf.get().buffer.as_ptr() as *mut c_void, slf.get().buffer.bytes());
+        // SAFETY: the pinned buffer lives as long as slf, which the view references.
+        unsafe { fill_byte_view(view, flags, ptr, bytes, slf.into_any()) }
+    }
+
+    unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
+        // SAFETY: view was filled by fill_byte_view.
+        unsafe { release_byte_view(view) }
+    }
+}
+
+/// Fills a writable one-dimensional byte view.
+///
+/// # Safety
+/// `view` is the struct Python passed to `__getbuffer__`; `ptr` is valid for `bytes`
+/// for as long as `owner` lives.
+unsafe fn fill_byte_view(view: *mut ffi::Py_buffer, flags: c_int, ptr: *mut c_void, bytes: usize, owner: Bound<'_, PyAny>) -> PyResult<()> {
+    if view.is_null() {
+        return Err(PyBufferError::new_err("view is null"));
+    }
+    let len = isize::try_from(bytes).map_err(|_| PyBufferError::new_err("buffer too large"))?;
+    // SAFETY: view is non-null and ours to fill; shape and strides point into a boxed
+    // pair that release_byte_view frees, format into a CString it frees likewise.
+    unsafe {
+        (*view).obj = owner.into_ptr();
+        (*view).buf = ptr;
+        (*view).len = len;
+        (*view).readonly = 0;
+        (*view).itemsize = 1;
+        (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
+            CString::from(c"B").into_raw()
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).ndim = 1;
+        let dims = Box::into_raw(Box::new([len, 1isize]));
+        (*view).shape = dims as *mut isize;
+        (*view).strides = (dims as *mut isize).add(1);
+        (*view).suboffsets = std::ptr::null_mut();
+        (*view).internal = dims as *mut c_void;
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `view` was filled by `fill_byte_view`.
+unsafe fn release_byte_view(view: *mut ffi::Py_buffer) {
+    // SAFETY: format and internal were allocated by fill_byte_view and are freed once.
+    unsafe {
+        if !(*view).format.is_null() {
+            drop(CString::from_raw((*view).format));
+        }
+        if !(*view).internal.is_null() {
+            drop(Box::from_raw((*view).internal as *mut [isize; 2]));
+        }
+    }
+}
+
+pub fn byte_count(nbytes: isize) -> PyResult<usize> {
+    usize::try_from(nbytes).map_err(|_| Error::InvalidArgument(format!("a size cannot be negative (got {nbytes})")).into())
+}
+
+/// A device address from a DeviceAllocation, or any object convertible to int (as PyCUDA
+/// accepts), with the allocation's size when known for bounds checks.
+pub fn device_address(obj: &Bound<'_, PyAny>) -> PyResult<(DevicePtr, Option<usize>)> {
+    if let Ok(a) = obj.cast::<DeviceAllocation>() {
+        let a = a.get();
+        return Ok((a.live_ptr()?, Some(a.bytes)));
+    }
+    if let Ok(v) = obj.extract::<u64>() {
+        return Ok((v, None));
+    }
+    if obj.hasattr("__int__")? {
+        if let Ok(v) = obj.call_method0("__int__").and_then(|v| v.extract::<u64>()) {
+            return Ok((v, None));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a device pointer (DeviceAllocation or a non-negative int), got {}",
+        obj.get_type().name()?
+    )))
+}
+
+fn check_fits(what: &str, bytes: usize, capacity: Option<usize>) -> PyResult<()> {
+    match capacity {
+        Some(cap) if bytes > cap => Err(Error::InvalidArgument(format!(
+            "{what}: {bytes} bytes do not fit in a device allocation of {cap} bytes"
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+fn contiguous_buffer(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<PyUntypedBuffer> {
+    let buf = PyUntypedBuffer::get(obj)?;
+    if !buf.is_c_contiguous() {
+        return Err(Error::InvalidArgument(
+            "the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a)".to_string(),
+        )
+        .into());
+    }
+    if writable && buf.readonly() {
+        return Err(Error::InvalidArgument("the destination host buffer is read-only".to_string()).into());
+    }
+    Ok(buf)
+}
+
+fn run_copy<F>(py: Python<'_>, bytes: usize, asynchronous: bool, copy: F) -> PyResult<()>
+where
+    F: FnOnce() -> crate::runtime::Result<()> + Send,
+{
+    // Async copies return quickly; only big synchronous ones are worth a GIL release.
+    if bytes >= RELEASE_GIL_BYTES && !asynchronous {
+        Ok(py.detach(copy)?)
+    } else {
+        Ok(copy()?)
+    }
+}
+
+fn optional_stream(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Option<StreamHandle>> {
+    stream.map(|s| stream_handle(Some(s))).transpose()
+}
+
+/// Allocates `nbytes` of device memory.
+#[pyfunction]
+pub fn mem_alloc(nbytes: isize) -> PyResult<DeviceAllocation> {
+    DeviceAllocation::new(byte_count(nbytes)?)
+}
+
+/// (free, total) bytes of the current device.
+#[pyfunction]
+pub fn mem_get_info() -> PyResult<(usize, usize)> {
+    Ok(backend()?.mem_get_info()?)
+}
+
+/// Copies the whole of the C-contiguous host buffer `src` to the device address `dest`.
+#[pyfunction]
+#[pyo3(signature = (dest, src, stream = None))]
+pub fn memcpy_htod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+    let (dst, capacity) = device_address(dest)?;
+    let buf = contiguous_buffer(src, false)?;
+    let bytes = buf.len_bytes();
+    check_fits("memcpy_htod", bytes, capacity)?;
+    let s = optional_stream(stream)?;
+    let b = backend()?;
+    let src_addr = buf.buf_ptr() as usize;
+    // SAFETY: buf holds the exporter's buffer (and so its memory) until after the copy;
+    // an async copy from pageable memory returns only once the source was staged.
+    run_copy(py, bytes, s.is_some(), move || unsafe { b.memcpy_htod(dst, src_addr as *const u8, bytes, s) })
+}
+
+/// Fills the whole C-contiguous writable host buffer `dest` from the device address `src`.
+#[pyfunction]
+#[pyo3(signature = (dest, src, stream = None))]
+pub fn memcpy_dtoh(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+    let (src_ptr, capacity) = device_address(src)?;
+    let buf = contiguous_buffer(dest, true)?;
+    let bytes = buf.len_bytes();
+    check_fits("memcpy_dtoh", bytes, capacity)?;
+    let s = optional_stream(stream)?;
+    let b = backend()?;
+    let dst_addr = buf.buf_ptr() as usize;
+    // SAFETY: buf keeps the writable destination alive until after the copy returns; an
+    // async copy into pageable memory completes before returning, and into pinned memory
+    // the caller owns the buffer until the stream is synchronised, as in CUDA.
+    run_copy(py, bytes, s.is_some(), move || unsafe { b.memcpy_dtoh(dst_addr as *mut u8, src_ptr, bytes, s) })
+}
+
+/// Copies `size` bytes between device addresses (default: the smaller allocation).
+#[pyfunction]
+#[pyo3(signature = (dest, src, size = None, stream = None))]
+pub fn memcpy_dtod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, size: Option<isize>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+    let (dst, dst_cap) = device_address(dest)?;
+    let (src_ptr, src_cap) = device_address(src)?;
+    let bytes = match size {
+        Some(n) => byte_count(n)?,
+        None => match (dst_cap, src_cap) {
+            (Some(a), Some(b)) => a.min(b),
+            _ => return Err(Error::InvalidArgument("memcpy_dtod needs size= when an address is a plain int".to_string()).into()),
+        },
+    };
+    check_fits("memcpy_dtod destination", bytes, dst_cap)?;
+    check_fits("memcpy_dtod source", bytes, src_cap)?;
+    let s = optional_stream(stream)?;
+    let b = backend()?;
+    run_copy(py, bytes, s.is_some(), move || b.memcpy_dtod(dst, src_ptr, bytes, s))
+}
+
+fn memset(dest: &Bound<'_, PyAny>, value: u32, element_size: usize, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+    let (dst, capacity) = device_address(dest)?;
+    let count = byte_count(count)?;
+    let bytes = count.checked_mul(element_size).ok_or_else(|| Error::InvalidArgument("memset count overflows".to_string()))?;
+    check_fits("memset", bytes, capacity)?;
+    let s = optional_stream(stream)?;
+    Ok(backend()?.memset(dst, value, element_size, count, s)?)
+}
+
+/// Sets `count` bytes to `value`.
+#[pyfunction]
+#[pyo3(signature = (dest, value, count, stream = None))]
+pub fn memset_d8(dest: &Bound<'_, PyAny>, value: u8, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+    memset(dest, value.into(), 1, count, stream)
+}
+
+/// Sets `count` 16-bit words to `value`.
+#[pyfunction]
+#[pyo3(signature = (dest, value, count, stream = None))]
+pub fn memset_d16(dest: &Bound<'_, PyAny>, value: u16, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+    memset(dest, value.into(), 2, count, stream)
+}
+
+/// Sets `count` 32-bit words to `value`.
+#[pyfunction]
+#[pyo3(signature = (dest, value, count, stream = None))]
+pub fn memset_d32(dest: &Bound<'_, PyAny>, value: u32, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+    memset(dest, value, 4, count, stream)
+}

@@ -1,0 +1,7 @@
+//! The Python bindings of the runtime layer. Errors become Python in `errors` only.
+
+pub mod device;
+pub mod errors;
+pub mod event;
+pub mod memory;
+pub mod stream;

@@ -1,0 +1,171 @@
+//! `cudaStream_t` and the stream calls. A stream is created by its constructor and
+//! destroyed with the object (or by `close()`); using it afterwards raises.
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+
+use super::errors::{released, CudaStatus};
+use super::event::CudaEvent;
+use crate::runtime::{backend, error::record_error, Backend, Error, StreamHandle};
+
+#[pyclass(name = "cudaStream_t", module = "pygpu", frozen, subclass)]
+pub struct CudaStream {
+    handle: Mutex<Option<StreamHandle>>,
+    device: i32,
+    flags: u32,
+    backend: &'static dyn Backend,
+}
+
+impl CudaStream {
+    /// The live handle, or the invalid-handle error if it was closed.
+    pub fn handle(&self) -> PyResult<StreamHandle> {
+        let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        guard.ok_or_else(|| released("this cudaStream_t"))
+    }
+
+    /// Destroys the handle now (pending work still completes); idempotent.
+    fn destroy(&self) -> crate::runtime::Result<()> {
+        let taken = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match taken {
+            // SAFETY: the handle was live and has just been taken out, so it is destroyed once.
+            Some(h) => unsafe { self.backend.stream_destroy(h) },
+            None => Ok(()),
+        }
+    }
+
+    pub fn device(&self) -> i32 {
+        self.device
+    }
+}
+
+/// The handle of an optional stream argument: None is the legacy default stream.
+pub fn stream_handle(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<StreamHandle> {
+    match stream {
+        None => Ok(StreamHandle::DEFAULT),
+        Some(s) => {
+            let s = s.get();
+            let current = s.backend.get_device()?;
+            if current != s.device {
+                return Err(Error::InvalidArgument(format!(
+                    "this stream belongs to device {}, but device {current} is current: call cudaSetDevice({}) first",
+                    s.device, s.device
+                ))
+                .into());
+            }
+            s.handle()
+        }
+    }
+}
+
+#[pymethods]
+impl CudaStream {
+    /// flags: 0 (default) or 1 (cudaStreamNonBlocking).
+    #[new]
+    #[pyo3(signature = (flags = 0))]
+    fn new(flags: u32) -> PyResult<Self> {
+        if flags > crate::runtime::STREAM_NON_BLOCKING {
+            return Err(Error::InvalidArgument(format!(
+                "stream flags must be 0 (cudaStreamDefault) or 1 (cudaStreamNonBlocking), not {flags}"
+            ))
+            .into());
+        }
+        let b = backend()?;
+        let device = b.get_device()?;
+        let handle = b.stream_create(flags)?;
+        Ok(CudaStream { handle: Mutex::new(Some(handle)), device, flags, backend: b })
+    }
+
+    /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.
+    #[getter(handle)]
+    fn py_handle(&self) -> PyResult<usize> {
+        Ok(self.handle()?.0)
+    }
+
+    #[getter(device)]
+    fn py_device(&self) -> i32 {
+        self.device
+    }
+
+    #[getter]
+    fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    fn __int__(&self) -> PyResult<usize> {
+        self.py_handle()
+    }
+
+    /// Destroys the stream now (pending work still completes); idempotent.
+    fn close(&self) -> PyResult<()> {
+        Ok(self.destroy()?)
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.handle.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+    }
+
+    fn __repr__(&self) -> String {
+        match *self.handle.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.0, self.device),
+            None => "<cudaStream_t (closed)>".to_string(),
+        }
+    }
+}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        let taken = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = taken {
+            // SAFETY: last reference; the handle is destroyed exactly once.
+            if let Err(e) = unsafe { self.backend.stream_destroy(h) } {
+                record_error(e.code());
+            }
+        }
+    }
+}
+
+/// Waits for the stream's work. Releases the GIL only when there is work to wait for,
+/// so the common idle case costs one query.
+#[pyfunction(name = "cudaStreamSynchronize")]
+#[pyo3(signature = (stream = None))]
+pub fn cuda_stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
+    let b = backend()?;
+    let h = stream_handle(stream)?;
+    let result = match b.stream_query(h) {
+        Ok(true) => Ok(()),
+        Ok(false) => py.detach(|| b.stream_synchronize(h)),
+        Err(e) => Err(e),
+    };
+    CudaStatus::from_result(&result)
+}
+
+/// cudaSuccess when the stream is idle, cudaErrorNotReady (600) while work is pending.
+#[pyfunction(name = "cudaStreamQuery")]
+#[pyo3(signature = (stream = None))]
+pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
+    let b = backend()?;
+    match b.stream_query(stream_handle(stream)?) {
+        Ok(true) => Ok(CudaStatus::SUCCESS),
+        Ok(false) => Ok(CudaStatus::from_code(crate::runtime::error::CUDA_ERROR_NOT_READY)),
+        Err(e) => CudaStatus::from_result::<()>(&Err(e)),
+    }
+}
+
+#[pyfunction(name = "cudaStreamWaitEvent")]
+#[pyo3(signature = (stream, event, flags = 0))]
+pub fn cuda_stream_wait_event(stream: Option<&Bound<'_, CudaStream>>, event: &Bound<'_, CudaEvent>, flags: u32) -> PyResult<CudaStatus> {
+    if flags != 0 {
+        return Err(Error::InvalidArgument(format!("cudaStreamWaitEvent flags must be 0, not {flags}")).into());
+    }
+    let b = backend()?;
+    CudaStatus::from_result(&b.stream_wait_event(stream_handle(stream)?, event.get().handle()?))
+}
+
+#[pyfunction(name = "cudaStreamDestroy")]
+pub fn cuda_stream_destroy(stream: &Bound<'_, CudaStream>) -> PyResult<CudaStatus> {
+    let s = stream.get();
+    s.handle()?;
+    CudaStatus::from_result(&s.destroy())
+}

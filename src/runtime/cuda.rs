@@ -1,0 +1,470 @@
+//! The CUDA backend over the driver API, loaded at run time from libcuda: building needs
+//! no toolkit, running needs only the NVIDIA driver. It keeps the runtime API's model —
+//! each device's primary context, one current device per host thread — so device
+//! pointers are shared with CuPy, PyTorch and runtime-API C++ in the same process.
+//!
+//! cudarc supplies the driver's types and library names. We resolve the entry points
+//! ourselves, typed to return a raw `i32`: cudarc's loader panics on a missing library
+//! and its `CUresult` enum cannot hold a code a newer driver might return.
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ptr::null_mut;
+use std::sync::OnceLock;
+
+use cudarc::driver::sys::{CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUstream, CUuuid};
+use libloading::Library;
+
+use super::error::CUDA_ERROR_INVALID_DEVICE;
+use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
+
+/// The oldest driver whose API we rely on: CUDA 12.0.
+const MIN_DRIVER_VERSION: c_int = 12000;
+
+macro_rules! driver_api {
+    ($($name:ident($($arg:ty),*);)*) => {
+        #[allow(non_snake_case)]
+        struct DriverApi {
+            $($name: unsafe extern "C" fn($($arg),*) -> c_int,)*
+        }
+
+        impl DriverApi {
+            /// # Safety
+            /// `lib` is the NVIDIA driver library, whose symbols have these C signatures.
+            unsafe fn load(lib: &Library) -> std::result::Result<Self, String> {
+                Ok(DriverApi {
+                    $($name: unsafe {
+                        *lib.get::<unsafe extern "C" fn($($arg),*) -> c_int>(
+                            concat!(stringify!($name), "\0").as_bytes(),
+                        )
+                        .map_err(|e| format!("the NVIDIA driver lacks {}: {e}", stringify!($name)))?
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+driver_api! {
+    cuInit(c_uint);
+    cuDriverGetVersion(*mut c_int);
+    cuGetErrorName(c_int, *mut *const c_char);
+    cuGetErrorString(c_int, *mut *const c_char);
+    cuDeviceGetCount(*mut c_int);
+    cuDeviceGet(*mut CUdevice, c_int);
+    cuDeviceGetName(*mut c_char, c_int, CUdevice);
+    cuDeviceGetUuid_v2(*mut CUuuid, CUdevice);
+    cuDeviceGetAttribute(*mut c_int, c_int, CUdevice);
+    cuDeviceTotalMem_v2(*mut usize, CUdevice);
+    cuDevicePrimaryCtxRetain(*mut CUcontext, CUdevice);
+    cuCtxGetCurrent(*mut CUcontext);
+    cuCtxSetCurrent(CUcontext);
+    cuCtxGetDevice(*mut CUdevice);
+    cuCtxSynchronize();
+    cuMemGetInfo_v2(*mut usize, *mut usize);
+    cuMemAlloc_v2(*mut CUdeviceptr, usize);
+    cuMemFree_v2(CUdeviceptr);
+    cuMemHostAlloc(*mut *mut c_void, usize, c_uint);
+    cuMemFreeHost(*mut c_void);
+    cuMemcpyHtoD_v2(CUdeviceptr, *const c_void, usize);
+    cuMemcpyDtoH_v2(*mut c_void, CUdeviceptr, usize);
+    cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, usize);
+    cuMemcpyHtoDAsync_v2(CUdeviceptr, *const c_void, usize, CUstream);
+    cuMemcpyDtoHAsync_v2(*mut c_void, CUdeviceptr, usize, CUstream);
+    cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, usize, CUstream);
+    cuMemsetD8Async(CUdeviceptr, u8, usize, CUstream);
+    cuMemsetD16Async(CUdeviceptr, u16, usize, CUstream);
+    cuMemsetD32Async(CUdeviceptr, c_uint, usize, CUstream);
+    cuStreamCreate(*mut CUstream, c_uint);
+    cuStreamDestroy_v2(CUstream);
+    cuStreamSynchronize(CUstream);
+    cuStreamQuery(CUstream);
+    cuStreamWaitEvent(CUstream, CUevent, c_uint);
+    cuEventCreate(*mut CUevent, c_uint);
+    cuEventDestroy_v2(CUevent);
+    cuEventRecord(CUevent, CUstream);
+    cuEventSynchronize(CUevent);
+    cuEventQuery(CUevent);
+    cuEventElapsedTime(*mut f32, CUevent, CUevent);
+}
+
+const CUDA_ERROR_NOT_READY: c_int = 600;
+
+pub struct CudaBackend {
+    api: DriverApi,
+    /// Kept so the function pointers in `api` stay valid for the life of the process.
+    _lib: Library,
+    /// Each device's primary context (as an address), retained on first use and never
+    /// released, like the runtime API's.
+    primary: Vec<OnceLock<usize>>,
+    /// A failed cuInit is reported by every call, as the runtime API does.
+    init_status: c_int,
+}
+
+fn check(code: c_int) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(Error::api(code, BackendKind::Cuda))
+    }
+}
+
+fn stream(s: Option<StreamHandle>) -> CUstream {
+    s.map_or(null_mut(), |s| s.0 as CUstream)
+}
+
+impl CudaBackend {
+    pub fn new() -> Result<Self> {
+        let candidates = cudarc::get_lib_name_candidates("cuda");
+        // SAFETY: loading the NVIDIA driver runs only its own initialisers.
+        let lib = candidates
+            .iter()
+            .find_map(|name| unsafe { Library::new(name) }.ok())
+            .ok_or_else(|| {
+                Error::Unavailable(format!(
+                    "the NVIDIA driver library was not found (looked for libcuda.so.1 and {} other names); \
+                     install the NVIDIA driver, or use another backend",
+                    candidates.len() - 1
+                ))
+            })?;
+        // SAFETY: lib is the driver library; the table's signatures match cuda.h.
+        let api = unsafe { DriverApi::load(&lib) }.map_err(|e| {
+            Error::Unavailable(format!("{e}; pygpu needs an NVIDIA driver for CUDA 12.0 or newer"))
+        })?;
+        let mut version: c_int = 0;
+        // SAFETY: valid out-pointer.
+        unsafe { (api.cuDriverGetVersion)(&mut version) };
+        if version < MIN_DRIVER_VERSION {
+            return Err(Error::Unavailable(format!(
+                "the NVIDIA driver supports CUDA {}.{}; pygpu needs CUDA 12.0 or newer: update the driver",
+                version / 1000,
+                (version % 1000) / 10
+            )));
+        }
+        // SAFETY: plain driver call.
+        let init_status = unsafe { (api.cuInit)(0) };
+        let mut count: c_int = 0;
+        if init_status == 0 {
+            // SAFETY: valid out-pointer.
+            unsafe { (api.cuDeviceGetCount)(&mut count) };
+        }
+        Ok(CudaBackend {
+            api,
+            _lib: lib,
+            primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
+            init_status,
+        })
+    }
+
+    fn primary_context(&self, device: i32) -> Result<CUcontext> {
+        check(self.init_status)?;
+        let slot = usize::try_from(device)
+            .ok()
+            .and_then(|d| self.primary.get(d))
+            .ok_or(Error::api(CUDA_ERROR_INVALID_DEVICE, BackendKind::Cuda))?;
+        if let Some(ctx) = slot.get() {
+            return Ok(*ctx as CUcontext);
+        }
+        let mut ctx: CUcontext = null_mut();
+        // SAFETY: device is a valid ordinal (checked against the count above).
+        check(unsafe { (self.api.cuDevicePrimaryCtxRetain)(&mut ctx, device) })?;
+        // Two threads may race to retain; the loser's extra reference is harmless, as
+        // primary contexts are never released by us.
+        Ok(*slot.get_or_init(|| ctx as usize) as CUcontext)
+    }
+
+    /// Makes sure the calling thread has a current context, as the runtime API does
+    /// lazily: the primary context of device 0 unless one was set.
+    fn ensure_context(&self) -> Result<()> {
+        let mut ctx: CUcontext = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
+        if ctx.is_null() {
+            let primary = self.primary_context(0)?;
+            // SAFETY: primary is a retained, live context.
+            check(unsafe { (self.api.cuCtxSetCurrent)(primary) })?;
+        }
+        Ok(())
+    }
+
+    fn driver_text(&self, f: unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int, code: i32) -> Option<String> {
+        let mut text: *const c_char = std::ptr::null();
+        // SAFETY: on success the driver returns a static NUL-terminated string.
+        let status = unsafe { f(code, &mut text) };
+        if status != 0 || text.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, static and NUL-terminated (see above).
+        Some(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+    }
+
+    fn attribute(&self, attr: CUdevice_attribute, device: CUdevice) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: valid out-pointer; the driver validates device and attribute.
+        check(unsafe { (self.api.cuDeviceGetAttribute)(&mut value, attr as c_int, device) })?;
+        Ok(value)
+    }
+}
+
+impl Backend for CudaBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn device_count(&self) -> Result<i32> {
+        check(self.init_status)?;
+        Ok(self.primary.len() as i32)
+    }
+
+    fn set_device(&self, device: i32) -> Result<()> {
+        let ctx = self.primary_context(device)?;
+        // SAFETY: ctx is a retained primary context.
+        check(unsafe { (self.api.cuCtxSetCurrent)(ctx) })
+    }
+
+    fn get_device(&self) -> Result<i32> {
+        check(self.init_status)?;
+        let mut ctx: CUcontext = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
+        if ctx.is_null() {
+            return Ok(0);
+        }
+        let mut device: CUdevice = 0;
+        // SAFETY: a context is current; valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetDevice)(&mut device) })?;
+        Ok(device)
+    }
+
+    fn device_synchronize(&self) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: a context is current.
+        check(unsafe { (self.api.cuCtxSynchronize)() })
+    }
+
+    fn device_properties(&self, device: i32) -> Result<DeviceProperties> {
+        check(self.init_status)?;
+        let mut dev: CUdevice = 0;
+        // SAFETY: valid out-pointer; the driver validates the ordinal.
+        check(unsafe { (self.api.cuDeviceGet)(&mut dev, device) })?;
+        let mut name = [0 as c_char; 256];
+        // SAFETY: the buffer holds 256 bytes and the driver NUL-terminates within it.
+        check(unsafe { (self.api.cuDeviceGetName)(name.as_mut_ptr(), name.len() as c_int, dev) })?;
+        // SAFETY: NUL-terminated by the driver (and the last byte is still 0).
+        let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+        let mut uuid = CUuuid { bytes: [0; 16] };
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuDeviceGetUuid_v2)(&mut uuid, dev) })?;
+        let mut total: usize = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuDeviceTotalMem_v2)(&mut total, dev) })?;
+        use CUdevice_attribute::*;
+        Ok(DeviceProperties {
+            name,
+            uuid: uuid.bytes.map(|b| b as u8),
+            pci_bus_id: self.attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev)?,
+            pci_device_id: self.attribute(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev)?,
+            pci_domain_id: self.attribute(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev)?,
+            total_global_mem: total,
+            major: self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?,
+            minor: self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)?,
+            multi_processor_count: self.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)?,
+        })
+    }
+
+    fn mem_get_info(&self) -> Result<(usize, usize)> {
+        self.ensure_context()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: valid out-pointers; a context is current.
+        check(unsafe { (self.api.cuMemGetInfo_v2)(&mut free, &mut total) })?;
+        Ok((free, total))
+    }
+
+    fn malloc(&self, bytes: usize) -> Result<DevicePtr> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        self.ensure_context()?;
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; a context is current.
+        check(unsafe { (self.api.cuMemAlloc_v2)(&mut ptr, bytes) })?;
+        Ok(ptr)
+    }
+
+    unsafe fn free(&self, ptr: DevicePtr) -> Result<()> {
+        if ptr == 0 {
+            return Ok(());
+        }
+        self.ensure_context()?;
+        // SAFETY: the caller hands over an allocation of ours; the driver rejects others.
+        check(unsafe { (self.api.cuMemFree_v2)(ptr) })
+    }
+
+    fn host_alloc(&self, bytes: usize) -> Result<*mut u8> {
+        self.ensure_context()?;
+        let mut ptr: *mut c_void = null_mut();
+        // CU_MEMHOSTALLOC_PORTABLE: pinned for every context, as cudaMallocHost's memory is.
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuMemHostAlloc)(&mut ptr, bytes.max(1), 0x1) })?;
+        Ok(ptr as *mut u8)
+    }
+
+    unsafe fn host_free(&self, ptr: *mut u8) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the caller hands over memory from host_alloc.
+        check(unsafe { (self.api.cuMemFreeHost)(ptr as *mut c_void) })
+    }
+
+    unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.ensure_context()?;
+        // SAFETY: the caller vouches for src; the driver validates dst.
+        check(unsafe {
+            match s {
+                None => (self.api.cuMemcpyHtoD_v2)(dst, src as *const c_void, bytes),
+                Some(_) => (self.api.cuMemcpyHtoDAsync_v2)(dst, src as *const c_void, bytes, stream(s)),
+            }
+        })
+    }
+
+    unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.ensure_context()?;
+        // SAFETY: the caller vouches for dst; the driver validates src.
+        check(unsafe {
+            match s {
+                None => (self.api.cuMemcpyDtoH_v2)(dst as *mut c_void, src, bytes),
+                Some(_) => (self.api.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src, bytes, stream(s)),
+            }
+        })
+    }
+
+    fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.ensure_context()?;
+        // SAFETY: only device addresses, which the driver validates.
+        check(unsafe {
+            match s {
+                None => (self.api.cuMemcpyDtoD_v2)(dst, src, bytes),
+                Some(_) => (self.api.cuMemcpyDtoDAsync_v2)(dst, src, bytes, stream(s)),
+            }
+        })
+    }
+
+    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, s: Option<StreamHandle>) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.ensure_context()?;
+        // SAFETY: only device addresses, which the driver validates.
+        check(unsafe {
+            match element_size {
+                1 => (self.api.cuMemsetD8Async)(dst, value as u8, count, stream(s)),
+                2 => (self.api.cuMemsetD16Async)(dst, value as u16, count, stream(s)),
+                4 => (self.api.cuMemsetD32Async)(dst, value, count, stream(s)),
+                _ => return Err(Error::InvalidArgument(format!("memset element size must be 1, 2 or 4, not {element_size}"))),
+            }
+        })?;
+        if s.is_none() {
+            // Synchronous semantics, as cudaMemset on the default stream is to the host.
+            // SAFETY: a context is current.
+            check(unsafe { (self.api.cuStreamSynchronize)(null_mut()) })?;
+        }
+        Ok(())
+    }
+
+    fn stream_create(&self, flags: u32) -> Result<StreamHandle> {
+        self.ensure_context()?;
+        let mut s: CUstream = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuStreamCreate)(&mut s, flags) })?;
+        Ok(StreamHandle(s as usize))
+    }
+
+    unsafe fn stream_destroy(&self, s: StreamHandle) -> Result<()> {
+        // SAFETY: the caller hands over a live stream of ours.
+        check(unsafe { (self.api.cuStreamDestroy_v2)(s.0 as CUstream) })
+    }
+
+    fn stream_synchronize(&self, s: StreamHandle) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the handle is one of ours (the Python layer keeps it alive).
+        check(unsafe { (self.api.cuStreamSynchronize)(s.0 as CUstream) })
+    }
+
+    fn stream_query(&self, s: StreamHandle) -> Result<bool> {
+        self.ensure_context()?;
+        // SAFETY: as above.
+        match unsafe { (self.api.cuStreamQuery)(s.0 as CUstream) } {
+            0 => Ok(true),
+            CUDA_ERROR_NOT_READY => Ok(false),
+            code => Err(Error::api(code, BackendKind::Cuda)),
+        }
+    }
+
+    fn stream_wait_event(&self, s: StreamHandle, e: EventHandle) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: live handles of ours.
+        check(unsafe { (self.api.cuStreamWaitEvent)(s.0 as CUstream, e.0 as CUevent, 0) })
+    }
+
+    fn event_create(&self, flags: u32) -> Result<EventHandle> {
+        self.ensure_context()?;
+        let mut e: CUevent = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuEventCreate)(&mut e, flags) })?;
+        Ok(EventHandle(e as usize))
+    }
+
+    unsafe fn event_destroy(&self, e: EventHandle) -> Result<()> {
+        // SAFETY: the caller hands over a live event of ours.
+        check(unsafe { (self.api.cuEventDestroy_v2)(e.0 as CUevent) })
+    }
+
+    fn event_record(&self, e: EventHandle, s: StreamHandle) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: live handles of ours.
+        check(unsafe { (self.api.cuEventRecord)(e.0 as CUevent, s.0 as CUstream) })
+    }
+
+    fn event_synchronize(&self, e: EventHandle) -> Result<()> {
+        // SAFETY: a live handle of ours.
+        check(unsafe { (self.api.cuEventSynchronize)(e.0 as CUevent) })
+    }
+
+    fn event_query(&self, e: EventHandle) -> Result<bool> {
+        // SAFETY: a live handle of ours.
+        match unsafe { (self.api.cuEventQuery)(e.0 as CUevent) } {
+            0 => Ok(true),
+            CUDA_ERROR_NOT_READY => Ok(false),
+            code => Err(Error::api(code, BackendKind::Cuda)),
+        }
+    }
+
+    fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32> {
+        let mut ms: f32 = 0.0;
+        // SAFETY: valid out-pointer; live handles of ours.
+        check(unsafe { (self.api.cuEventElapsedTime)(&mut ms, start.0 as CUevent, end.0 as CUevent) })?;
+        Ok(ms)
+    }
+
+    fn error_string(&self, code: i32) -> Option<String> {
+        // Our table first (the runtime's wording); the driver knows codes newer than it.
+        if super::error::known_code(code) {
+            return None;
+        }
+        self.driver_text(self.api.cuGetErrorString, code)
+    }
+
+    fn error_name(&self, code: i32) -> Option<String> {
+        if super::error::known_code(code) {
+            return None;
+        }
+        self.driver_text(self.api.cuGetErrorName, code)
+    }
+}

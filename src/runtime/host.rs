@@ -1,0 +1,375 @@
+//! The host backend: device memory is host memory, streams execute their work in order
+//! at the moment it is enqueued (so they are always idle when queried), events carry the
+//! time they were recorded. Every device address is checked against a registry of live
+//! allocations, so a bad pointer is an error code here, as the driver would answer it,
+//! rather than a stray write.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::error::{
+    CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE,
+    CUDA_ERROR_MEMORY_ALLOCATION,
+};
+use super::{
+    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle,
+    EVENT_DISABLE_TIMING,
+};
+
+/// Device allocations are aligned like cudaMalloc's.
+const ALIGNMENT: usize = 256;
+
+thread_local! {
+    static CURRENT_DEVICE: Cell<i32> = const { Cell::new(0) };
+}
+
+#[derive(Default)]
+struct State {
+    /// start address -> (bytes, device)
+    allocations: BTreeMap<u64, (usize, i32)>,
+    allocated_bytes: usize,
+    host_allocations: HashMap<usize, usize>,
+    /// stream id -> device
+    streams: HashMap<usize, i32>,
+    events: HashMap<usize, EventState>,
+}
+
+struct EventState {
+    flags: u32,
+    recorded_at: Option<Instant>,
+}
+
+pub struct HostBackend {
+    device_count: i32,
+    total_memory: usize,
+    state: Mutex<State>,
+    next_handle: AtomicUsize,
+}
+
+impl HostBackend {
+    pub fn new() -> Self {
+        // PYGPU_HOST_DEVICES lets tests exercise multi-device code paths on one CPU.
+        let device_count = std::env::var("PYGPU_HOST_DEVICES")
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .filter(|n| (1..=64).contains(n))
+            .unwrap_or(1);
+        HostBackend {
+            device_count,
+            total_memory: physical_memory(),
+            state: Mutex::new(State::default()),
+            next_handle: AtomicUsize::new(1),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic cannot happen while the lock is held (no user code runs under it), but
+        // if one ever did, the registry is still consistent: recover rather than abort.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn err(code: i32) -> Error {
+        Error::api(code, BackendKind::Host)
+    }
+
+    /// Checks that `[ptr, ptr + bytes)` lies inside one live allocation.
+    fn check_range(&self, state: &State, ptr: DevicePtr, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let inside = state
+            .allocations
+            .range(..=ptr)
+            .next_back()
+            .is_some_and(|(start, (size, _))| {
+                ptr.checked_add(bytes as u64)
+                    .is_some_and(|end| end <= start + *size as u64)
+            });
+        if inside {
+            Ok(())
+        } else {
+            Err(Self::err(CUDA_ERROR_INVALID_VALUE))
+        }
+    }
+
+    fn check_stream(&self, state: &State, stream: Option<StreamHandle>) -> Result<()> {
+        match stream {
+            None | Some(StreamHandle::DEFAULT) => Ok(()),
+            Some(s) if state.streams.contains_key(&s.0) => Ok(()),
+            Some(_) => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn new_handle(&self) -> usize {
+        self.next_handle.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+impl Default for HostBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn physical_memory() -> usize {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    if pages > 0 && page_size > 0 {
+        (pages as usize).saturating_mul(page_size as usize)
+    } else {
+        1 << 34
+    }
+}
+
+fn layout(bytes: usize) -> Result<Layout> {
+    Layout::from_size_align(bytes, ALIGNMENT).map_err(|_| HostBackend::err(CUDA_ERROR_MEMORY_ALLOCATION))
+}
+
+impl Backend for HostBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Host
+    }
+
+    fn device_count(&self) -> Result<i32> {
+        Ok(self.device_count)
+    }
+
+    fn set_device(&self, device: i32) -> Result<()> {
+        if !(0..self.device_count).contains(&device) {
+            return Err(Self::err(CUDA_ERROR_INVALID_DEVICE));
+        }
+        CURRENT_DEVICE.with(|d| d.set(device));
+        Ok(())
+    }
+
+    fn get_device(&self) -> Result<i32> {
+        Ok(CURRENT_DEVICE.with(|d| d.get()))
+    }
+
+    fn device_synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn device_properties(&self, device: i32) -> Result<DeviceProperties> {
+        if !(0..self.device_count).contains(&device) {
+            return Err(Self::err(CUDA_ERROR_INVALID_DEVICE));
+        }
+        let mut uuid = [0u8; 16];
+        uuid[15] = device as u8;
+        Ok(DeviceProperties {
+            name: "pygpu host backend (CPU)".to_string(),
+            uuid,
+            pci_bus_id: 0,
+            pci_device_id: device,
+            pci_domain_id: 0,
+            total_global_mem: self.total_memory,
+            major: 0,
+            minor: 0,
+            multi_processor_count: std::thread::available_parallelism().map_or(1, |n| n.get() as i32),
+        })
+    }
+
+    fn mem_get_info(&self) -> Result<(usize, usize)> {
+        let used = self.state().allocated_bytes;
+        Ok((self.total_memory.saturating_sub(used), self.total_memory))
+    }
+
+    fn malloc(&self, bytes: usize) -> Result<DevicePtr> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let mut state = self.state();
+        if bytes > self.total_memory.saturating_sub(state.allocated_bytes) {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        let layout = layout(bytes)?;
+        // SAFETY: the layout has a non-zero size. Zeroed so that no stale data of an
+        // earlier allocation is ever observable, as on a GPU with a fresh context.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        let device = CURRENT_DEVICE.with(|d| d.get());
+        state.allocations.insert(ptr as u64, (bytes, device));
+        state.allocated_bytes += bytes;
+        Ok(ptr as u64)
+    }
+
+    unsafe fn free(&self, ptr: DevicePtr) -> Result<()> {
+        if ptr == 0 {
+            return Ok(());
+        }
+        let mut state = self.state();
+        let Some((bytes, _)) = state.allocations.remove(&ptr) else {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        };
+        state.allocated_bytes -= bytes;
+        // SAFETY: ptr was returned by alloc_zeroed with this layout (the registry says so)
+        // and has just been removed from it, so it is freed exactly once.
+        unsafe { dealloc(ptr as *mut u8, layout(bytes)?) };
+        Ok(())
+    }
+
+    fn host_alloc(&self, bytes: usize) -> Result<*mut u8> {
+        let layout = layout(bytes.max(1))?;
+        // SAFETY: non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        self.state().host_allocations.insert(ptr as usize, bytes.max(1));
+        Ok(ptr)
+    }
+
+    unsafe fn host_free(&self, ptr: *mut u8) -> Result<()> {
+        let Some(bytes) = self.state().host_allocations.remove(&(ptr as usize)) else {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        };
+        // SAFETY: registered by host_alloc with this size; removed, so freed once.
+        unsafe { dealloc(ptr, layout(bytes)?) };
+        Ok(())
+    }
+
+    unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, stream)?;
+        self.check_range(&state, dst, bytes)?;
+        if bytes > 0 {
+            // SAFETY: dst is inside a live allocation (checked above, and the lock keeps
+            // it live); the caller vouches for src. `copy` allows overlap.
+            unsafe { std::ptr::copy(src, dst as *mut u8, bytes) };
+        }
+        Ok(())
+    }
+
+    unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, stream)?;
+        self.check_range(&state, src, bytes)?;
+        if bytes > 0 {
+            // SAFETY: src is inside a live allocation; the caller vouches for dst.
+            unsafe { std::ptr::copy(src as *const u8, dst, bytes) };
+        }
+        Ok(())
+    }
+
+    fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, stream)?;
+        self.check_range(&state, src, bytes)?;
+        self.check_range(&state, dst, bytes)?;
+        if bytes > 0 {
+            // SAFETY: both ranges lie inside live allocations (checked under the lock).
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+        }
+        Ok(())
+    }
+
+    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, stream: Option<StreamHandle>) -> Result<()> {
+        let bytes = count.checked_mul(element_size).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_VALUE))?;
+        let state = self.state();
+        self.check_stream(&state, stream)?;
+        self.check_range(&state, dst, bytes)?;
+        if dst % element_size as u64 != 0 {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        // SAFETY: the range is inside a live allocation and aligned for the element type.
+        unsafe {
+            match element_size {
+                1 => std::ptr::write_bytes(dst as *mut u8, value as u8, count),
+                2 => std::slice::from_raw_parts_mut(dst as *mut u16, count).fill(value as u16),
+                4 => std::slice::from_raw_parts_mut(dst as *mut u32, count).fill(value),
+                _ => return Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
+            }
+        }
+        Ok(())
+    }
+
+    fn stream_create(&self, _flags: u32) -> Result<StreamHandle> {
+        let id = self.new_handle();
+        let device = CURRENT_DEVICE.with(|d| d.get());
+        self.state().streams.insert(id, device);
+        Ok(StreamHandle(id))
+    }
+
+    unsafe fn stream_destroy(&self, stream: StreamHandle) -> Result<()> {
+        match self.state().streams.remove(&stream.0) {
+            Some(_) => Ok(()),
+            None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn stream_synchronize(&self, stream: StreamHandle) -> Result<()> {
+        self.check_stream(&self.state(), Some(stream))
+    }
+
+    fn stream_query(&self, stream: StreamHandle) -> Result<bool> {
+        self.check_stream(&self.state(), Some(stream))?;
+        Ok(true)
+    }
+
+    fn stream_wait_event(&self, stream: StreamHandle, event: EventHandle) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        if !state.events.contains_key(&event.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        Ok(())
+    }
+
+    fn event_create(&self, flags: u32) -> Result<EventHandle> {
+        let id = self.new_handle();
+        self.state().events.insert(id, EventState { flags, recorded_at: None });
+        Ok(EventHandle(id))
+    }
+
+    unsafe fn event_destroy(&self, event: EventHandle) -> Result<()> {
+        match self.state().events.remove(&event.0) {
+            Some(_) => Ok(()),
+            None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<()> {
+        let mut state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        let ev = state.events.get_mut(&event.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        // Work before the record has already run (streams execute at enqueue time).
+        ev.recorded_at = Some(Instant::now());
+        Ok(())
+    }
+
+    fn event_synchronize(&self, event: EventHandle) -> Result<()> {
+        self.event_query(event).map(|_| ())
+    }
+
+    fn event_query(&self, event: EventHandle) -> Result<bool> {
+        match self.state().events.get(&event.0) {
+            Some(_) => Ok(true),
+            None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32> {
+        let state = self.state();
+        let time = |ev: EventHandle| -> Result<Instant> {
+            let ev = state.events.get(&ev.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+            if ev.flags & EVENT_DISABLE_TIMING != 0 {
+                return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+            }
+            // As in CUDA: timing an event that was never recorded is an invalid handle.
+            ev.recorded_at.ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
+        };
+        let (t0, t1) = (time(start)?, time(end)?);
+        let ms = if t1 >= t0 {
+            t1.duration_since(t0).as_secs_f64() * 1e3
+        } else {
+            -(t0.duration_since(t1).as_secs_f64() * 1e3)
+        };
+        Ok(ms as f32)
+    }
+}

@@ -1,0 +1,228 @@
+//! The runtime layer: one `Backend` trait with the CUDA runtime API's semantics, and the
+//! three implementations behind it. Everything here is plain Rust (the Burgers demo's
+//! compiled driver uses it directly); the Python bindings live in `crate::python`.
+
+pub mod cuda;
+pub mod error;
+#[cfg(feature = "hip")]
+pub mod hip;
+pub mod host;
+pub mod memory;
+
+use std::sync::{Mutex, OnceLock};
+
+pub use error::{Error, Result};
+
+/// A device address. On the host backend it is an ordinary host address.
+pub type DevicePtr = u64;
+
+/// A backend's stream handle; `StreamHandle::DEFAULT` is the legacy default stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamHandle(pub usize);
+
+impl StreamHandle {
+    pub const DEFAULT: StreamHandle = StreamHandle(0);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventHandle(pub usize);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    Cuda,
+    Hip,
+    Host,
+}
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cuda => "cuda",
+            BackendKind::Hip => "hip",
+            BackendKind::Host => "host",
+        }
+    }
+
+    fn parse(name: &str) -> Result<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "cuda" => Ok(BackendKind::Cuda),
+            "hip" => Ok(BackendKind::Hip),
+            "host" => Ok(BackendKind::Host),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown backend {other:?}: choose one of 'cuda', 'hip', 'host'"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceProperties {
+    pub name: String,
+    pub uuid: [u8; 16],
+    pub pci_bus_id: i32,
+    pub pci_device_id: i32,
+    pub pci_domain_id: i32,
+    pub total_global_mem: usize,
+    pub major: i32,
+    pub minor: i32,
+    pub multi_processor_count: i32,
+}
+
+/// Stream creation flag: the stream does not synchronize with the legacy default stream.
+pub const STREAM_NON_BLOCKING: u32 = 0x1;
+/// Event creation flags, numbered as in the CUDA runtime.
+pub const EVENT_BLOCKING_SYNC: u32 = 0x1;
+pub const EVENT_DISABLE_TIMING: u32 = 0x2;
+
+/// The operations every backend provides, with the CUDA runtime API's semantics: a
+/// current device per host thread, memory of the device's primary context, ordered
+/// streams. Functions taking raw addresses are `unsafe`: the caller vouches that host
+/// pointers are valid for `bytes`; device addresses are checked by the backend (the
+/// driver for CUDA/HIP, an allocation registry on the host backend).
+pub trait Backend: Send + Sync {
+    fn kind(&self) -> BackendKind;
+
+    fn device_count(&self) -> Result<i32>;
+    fn set_device(&self, device: i32) -> Result<()>;
+    fn get_device(&self) -> Result<i32>;
+    fn device_synchronize(&self) -> Result<()>;
+    fn device_properties(&self, device: i32) -> Result<DeviceProperties>;
+    /// (free, total) bytes of the current device.
+    fn mem_get_info(&self) -> Result<(usize, usize)>;
+
+    fn malloc(&self, bytes: usize) -> Result<DevicePtr>;
+    /// # Safety
+    /// `ptr` came from `malloc` of this backend and nothing uses it afterwards.
+    unsafe fn free(&self, ptr: DevicePtr) -> Result<()>;
+    /// Page-locked host memory (ordinary host memory on the host backend).
+    fn host_alloc(&self, bytes: usize) -> Result<*mut u8>;
+    /// # Safety
+    /// `ptr` came from `host_alloc` of this backend and nothing uses it afterwards.
+    unsafe fn host_free(&self, ptr: *mut u8) -> Result<()>;
+
+    /// Copies `bytes` from host memory to the device; synchronous when `stream` is None.
+    /// # Safety
+    /// `src` is valid for reads of `bytes` until the copy has completed.
+    unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, stream: Option<StreamHandle>) -> Result<()>;
+    /// # Safety
+    /// `dst` is valid for writes of `bytes` until the copy has completed.
+    unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()>;
+    fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()>;
+    /// Fills `count` elements of `element_size` (1, 2 or 4) bytes with `value`.
+    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, stream: Option<StreamHandle>) -> Result<()>;
+
+    fn stream_create(&self, flags: u32) -> Result<StreamHandle>;
+    /// # Safety
+    /// `stream` is live and nothing uses it afterwards.
+    unsafe fn stream_destroy(&self, stream: StreamHandle) -> Result<()>;
+    fn stream_synchronize(&self, stream: StreamHandle) -> Result<()>;
+    /// Ok(true) when all work on the stream has completed.
+    fn stream_query(&self, stream: StreamHandle) -> Result<bool>;
+    fn stream_wait_event(&self, stream: StreamHandle, event: EventHandle) -> Result<()>;
+
+    fn event_create(&self, flags: u32) -> Result<EventHandle>;
+    /// # Safety
+    /// `event` is live and nothing uses it afterwards.
+    unsafe fn event_destroy(&self, event: EventHandle) -> Result<()>;
+    fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<()>;
+    fn event_synchronize(&self, event: EventHandle) -> Result<()>;
+    fn event_query(&self, event: EventHandle) -> Result<bool>;
+    fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32>;
+
+    /// The backend's own name/message for a code, where it differs from the CUDA table.
+    fn error_name(&self, _code: i32) -> Option<String> {
+        None
+    }
+    fn error_string(&self, _code: i32) -> Option<String> {
+        None
+    }
+}
+
+static ACTIVE: OnceLock<&'static dyn Backend> = OnceLock::new();
+/// Serialises initialisation and holds a choice made by `set_backend` before first use.
+static REQUESTED: Mutex<Option<BackendKind>> = Mutex::new(None);
+
+/// Chooses the backend before first use. Choosing again the one already active is fine;
+/// switching after first use is refused, because live pointers belong to the old one.
+pub fn set_backend(name: &str) -> Result<()> {
+    let kind = BackendKind::parse(name)?;
+    let mut requested = REQUESTED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(active) = ACTIVE.get() {
+        if active.kind() != kind {
+            return Err(Error::InvalidArgument(format!(
+                "the {} backend is already in use; call set_backend({:?}) before the first GPU call, \
+                 or set PYGPU_BACKEND={} in the environment",
+                active.kind().name(),
+                kind.name(),
+                kind.name()
+            )));
+        }
+    }
+    *requested = Some(kind);
+    Ok(())
+}
+
+/// The active backend, initialised on first use: `set_backend`, else `PYGPU_BACKEND`,
+/// else cuda, then hip where compiled in. Never falls back to host on its own.
+pub fn backend() -> Result<&'static dyn Backend> {
+    if let Some(b) = ACTIVE.get() {
+        return Ok(*b);
+    }
+    let requested = REQUESTED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(b) = ACTIVE.get() {
+        return Ok(*b);
+    }
+    let choice = match *requested {
+        Some(kind) => Some(kind),
+        None => match std::env::var("PYGPU_BACKEND") {
+            Ok(name) if !name.trim().is_empty() => Some(BackendKind::parse(&name)?),
+            _ => None,
+        },
+    };
+    let created = match choice {
+        Some(kind) => create(kind)?,
+        None => match create(BackendKind::Cuda) {
+            Ok(b) => b,
+            Err(cuda_err) => match create(BackendKind::Hip) {
+                Ok(b) => b,
+                Err(hip_err) => {
+                    return Err(Error::Unavailable(format!(
+                        "no GPU backend could be started. cuda: {cuda_err}. hip: {hip_err}. \
+                         To run on the CPU, set PYGPU_BACKEND=host or call pygpu.set_backend(\"host\") first."
+                    )))
+                }
+            },
+        },
+    };
+    let _ = ACTIVE.set(created);
+    Ok(created)
+}
+
+/// The active backend if one has been started; never starts one.
+pub fn active_backend() -> Option<&'static dyn Backend> {
+    ACTIVE.get().copied()
+}
+
+fn create(kind: BackendKind) -> Result<&'static dyn Backend> {
+    // Backends live for the whole process, as the CUDA runtime's state does.
+    Ok(match kind {
+        BackendKind::Host => Box::leak(Box::new(host::HostBackend::new())),
+        BackendKind::Cuda => Box::leak(Box::new(cuda::CudaBackend::new()?)),
+        #[cfg(feature = "hip")]
+        BackendKind::Hip => Box::leak(Box::new(hip::HipBackend::new()?)),
+        #[cfg(not(feature = "hip"))]
+        BackendKind::Hip => {
+            return Err(Error::Unavailable(
+                "this pygpu was built without the 'hip' feature".to_string(),
+            ))
+        }
+    })
+}
+
+fn backend_error_name(kind: BackendKind, code: i32) -> Option<String> {
+    active_backend().filter(|b| b.kind() == kind)?.error_name(code)
+}
+
+fn backend_error_string(kind: BackendKind, code: i32) -> Option<String> {
+    active_backend().filter(|b| b.kind() == kind)?.error_string(code)
+}
