@@ -100,11 +100,13 @@ impl<T: Element + Copy> ArrayCore<T> {
         let host = self.host.bind(py).readonly();
         let bytes = self.nbytes(py);
         let b = backend()?;
-        let result = match host.as_slice() {
+        // as_slice() also accepts Fortran order; the device copy is always C order.
+        let contiguous = if host.is_c_contiguous() { host.as_slice().ok() } else { None };
+        let result = match contiguous {
             // SAFETY: the readonly borrow keeps the contiguous host data alive and
             // unaliased by writers for the duration of the (staged) copy.
-            Ok(slice) => unsafe { b.memcpy_htod(dst, slice.as_ptr() as *const u8, bytes, s) },
-            Err(_) => {
+            Some(slice) => unsafe { b.memcpy_htod(dst, slice.as_ptr() as *const u8, bytes, s) },
+            None => {
                 // Gather a strided host array in logical (C) order first.
                 let gathered: Vec<T> = host.as_array().iter().copied().collect();
                 // SAFETY: `gathered` outlives the copy; for async copies from pageable
@@ -125,11 +127,12 @@ impl<T: Element + Copy> ArrayCore<T> {
         let mut host = host
             .try_readwrite()
             .map_err(|e| PyValueError::new_err(format!("cannot write into the host array of this {type_name}: {e}")))?;
-        let result = match host.as_slice_mut() {
+        let c_order = host.is_c_contiguous();
+        let result = match host.as_slice_mut().ok().filter(|_| c_order) {
             // SAFETY: the read-write borrow gives exclusive access to the contiguous host
             // data; device-to-pageable copies complete before returning.
-            Ok(slice) => unsafe { b.memcpy_dtoh(slice.as_mut_ptr() as *mut u8, src, bytes, s) },
-            Err(_) => {
+            Some(slice) => unsafe { b.memcpy_dtoh(slice.as_mut_ptr() as *mut u8, src, bytes, s) },
+            None => {
                 let mut staged: Vec<T> = host.as_array().iter().copied().collect();
                 // SAFETY: `staged` has exactly `bytes` bytes and outlives the copy, which
                 // completes before returning (pageable destination).

@@ -2,6 +2,7 @@
 //! names (`mem_alloc`, `memcpy_htod`, ...). These raise on failure.
 
 use std::ffi::{c_int, c_void, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use pyo3::buffer::PyUntypedBuffer;
@@ -21,6 +22,8 @@ const RELEASE_GIL_BYTES: usize = 1 << 20;
 #[pyclass(module = "pygpu", frozen, subclass)]
 pub struct DeviceAllocation {
     buffer: Mutex<Option<DeviceBuffer>>,
+    /// Live buffer-protocol views (host backend): `free()` must wait until they are gone.
+    exports: AtomicUsize,
     /// Kept after `free()` for repr and bounds messages.
     bytes: usize,
     ptr: DevicePtr,
@@ -30,7 +33,13 @@ pub struct DeviceAllocation {
 impl DeviceAllocation {
     pub fn new(bytes: usize) -> PyResult<Self> {
         let buffer = DeviceBuffer::new(bytes)?;
-        Ok(DeviceAllocation { ptr: buffer.ptr(), bytes, device: buffer.device(), buffer: Mutex::new(Some(buffer)) })
+        Ok(DeviceAllocation {
+            ptr: buffer.ptr(),
+            bytes,
+            device: buffer.device(),
+            buffer: Mutex::new(Some(buffer)),
+            exports: AtomicUsize::new(0),
+        })
     }
 
     /// The address, or the invalid-handle error once freed.
@@ -86,9 +95,15 @@ impl DeviceAllocation {
     }
 
     /// Releases the memory now; later use raises. Idempotent.
-    fn free(&self) {
-        let buffer = self.buffer.lock().unwrap_or_else(|e| e.into_inner()).take();
-        drop(buffer);
+    fn free(&self) -> PyResult<()> {
+        let mut guard = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        if self.exports.load(Ordering::Acquire) > 0 {
+            return Err(PyBufferError::new_err(
+                "cannot free this DeviceAllocation while numpy arrays or memoryviews of it exist",
+            ));
+        }
+        drop(guard.take());
+        Ok(())
     }
 
     fn __repr__(&self) -> String {
@@ -110,6 +125,7 @@ impl DeviceAllocation {
                     "device memory is not host-addressable; copy it with memcpy_dtoh or use __cuda_array_interface__/DLPack",
                 ));
             }
+            this.exports.fetch_add(1, Ordering::AcqRel);
             (b.ptr() as *mut c_void, b.bytes())
         };
         // SAFETY: ptr/bytes describe live memory owned by slf, which the view keeps alive
@@ -118,6 +134,7 @@ impl DeviceAllocation {
     }
 
     unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
+        self.exports.fetch_sub(1, Ordering::AcqRel);
         // SAFETY: view was filled by fill_byte_view.
         unsafe { release_byte_view(view) }
     }

@@ -49,7 +49,7 @@ impl BackendKind {
             "hip" => Ok(BackendKind::Hip),
             "host" => Ok(BackendKind::Host),
             other => Err(Error::InvalidArgument(format!(
-                "unknown backend {other:?}: choose one of 'cuda', 'hip', 'host'"
+                "unknown backend '{other}': choose one of 'cuda', 'hip', 'host'"
             ))),
         }
     }
@@ -175,7 +175,9 @@ pub fn backend() -> Result<&'static dyn Backend> {
     let choice = match *requested {
         Some(kind) => Some(kind),
         None => match std::env::var("PYGPU_BACKEND") {
-            Ok(name) if !name.trim().is_empty() => Some(BackendKind::parse(&name)?),
+            Ok(name) if !name.trim().is_empty() => Some(BackendKind::parse(&name).map_err(|e| {
+                Error::InvalidArgument(format!("PYGPU_BACKEND={name}: {e}"))
+            })?),
             _ => None,
         },
     };
@@ -183,7 +185,12 @@ pub fn backend() -> Result<&'static dyn Backend> {
         Some(kind) => create(kind)?,
         None => match create(BackendKind::Cuda) {
             Ok(b) => b,
-            Err(cuda_err) => match create(BackendKind::Hip) {
+            // HIP starts without a device; choose it automatically only if it sees one.
+            Err(cuda_err) => match create(BackendKind::Hip).and_then(|b| match b.device_count() {
+                Ok(n) if n > 0 => Ok(b),
+                Ok(_) => Err(Error::api(error::CUDA_ERROR_NO_DEVICE, BackendKind::Hip)),
+                Err(e) => Err(e),
+            }) {
                 Ok(b) => b,
                 Err(hip_err) => {
                     return Err(Error::Unavailable(format!(

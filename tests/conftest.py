@@ -1,0 +1,44 @@
+"""One backend per test process: PYGPU_BACKEND picks it (host unless told otherwise).
+Tests marked `gpu` need a real device and are skipped on the host backend; the GPU
+machine's script (scripts/gpu_run.sh) runs the whole suite again with PYGPU_BACKEND=cuda."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+os.environ.setdefault("PYGPU_BACKEND", "host")
+
+import pygpu  # noqa: E402
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if pygpu.backend() != "host":
+        return
+    skip = pytest.mark.skip(reason="needs a GPU backend (run scripts/gpu_run.sh on a GPU machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def backend() -> str:
+    """The backend this process runs on: 'host', 'cuda' or 'hip'."""
+    return pygpu.backend()
+
+
+def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Runs `code` in a fresh interpreter (for process life-cycle and backend-choice tests)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -1,0 +1,168 @@
+"""Streams and events: life cycle, ordering, timing, misuse."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import pygpu
+from conftest import run_python
+
+
+def test_stream_life_cycle() -> None:
+    s = pygpu.cudaStream_t()
+    assert s.flags == 0 and not s.closed
+    assert int(s) == s.handle != 0
+    assert pygpu.cudaStreamSynchronize(s) == 0
+    assert pygpu.cudaStreamQuery(s) == 0
+    s.close()
+    assert s.closed
+    s.close()  # idempotent
+    with pytest.raises(pygpu.InvalidHandleError, match="released"):
+        pygpu.cudaStreamSynchronize(s)
+    with pytest.raises(pygpu.InvalidHandleError):
+        _ = s.handle
+    assert "closed" in repr(s)
+
+
+def test_stream_destroy_function() -> None:
+    s = pygpu.cudaStream_t(1)
+    assert s.flags == 1
+    assert pygpu.cudaStreamDestroy(s) == 0
+    with pytest.raises(pygpu.InvalidHandleError):
+        pygpu.cudaStreamDestroy(s)
+
+
+@pytest.mark.parametrize("flags", [2, 7, 1 << 20])
+def test_bad_stream_flags(flags: int) -> None:
+    with pytest.raises(ValueError, match="cudaStreamNonBlocking"):
+        pygpu.cudaStream_t(flags)
+
+
+def test_negative_flags_are_type_errors() -> None:
+    with pytest.raises(OverflowError):
+        pygpu.cudaStream_t(-1)
+
+
+def test_default_stream_is_none() -> None:
+    assert pygpu.cudaStreamSynchronize() == 0
+    assert pygpu.cudaStreamSynchronize(None) == 0
+    assert pygpu.cudaStreamQuery(None) == 0
+
+
+def test_wrong_argument_type() -> None:
+    with pytest.raises(TypeError):
+        pygpu.cudaStreamSynchronize(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        pygpu.cudaEventRecord(pygpu.cudaStream_t())  # type: ignore[arg-type]
+
+
+def test_event_timing_measures_host_side_work() -> None:
+    start, end = pygpu.cudaEvent_t(), pygpu.cudaEvent_t()
+    assert pygpu.cudaEventRecord(start) == 0
+    host = np.arange(1 << 20, dtype=np.float64)
+    dev = pygpu.mem_alloc(host.nbytes)
+    for _ in range(5):
+        pygpu.memcpy_htod(dev, host)
+    time.sleep(0.01)
+    assert pygpu.cudaEventRecord(end) == 0
+    assert pygpu.cudaEventSynchronize(end) == 0
+    assert pygpu.cudaEventQuery(end) == 0
+    ms, err = pygpu.cudaEventElapsedTime(start, end)
+    assert err == 0
+    assert ms > 0.0
+    back, err = pygpu.cudaEventElapsedTime(end, start)
+    assert err == 0 and back == pytest.approx(-ms, rel=1e-3, abs=1e-3)
+
+
+def test_event_on_stream_and_wait() -> None:
+    s1, s2 = pygpu.cudaStream_t(), pygpu.cudaStream_t(1)
+    ev = pygpu.cudaEvent_t()
+    host = np.arange(4096, dtype=np.int32)
+    a = pygpu.mem_alloc(host.nbytes)
+    b = pygpu.mem_alloc(host.nbytes)
+    pinned = pygpu.pagelocked_empty(host.shape, host.dtype)
+    pinned[:] = host
+    pygpu.memcpy_htod(a, pinned, stream=s1)
+    assert pygpu.cudaEventRecord(ev, s1) == 0
+    assert pygpu.cudaStreamWaitEvent(s2, ev) == 0
+    pygpu.memcpy_dtod(b, a, stream=s2)
+    out = pygpu.pagelocked_zeros(host.shape, host.dtype)
+    pygpu.memcpy_dtoh(out, b, stream=s2)
+    assert pygpu.cudaStreamSynchronize(s2) == 0
+    np.testing.assert_array_equal(out, host)
+
+
+def test_unrecorded_event_elapsed_is_an_error_status() -> None:
+    a, b = pygpu.cudaEvent_t(), pygpu.cudaEvent_t()
+    pygpu.cudaEventRecord(a)
+    ms, err = pygpu.cudaEventElapsedTime(a, b)
+    assert err != 0 and ms == 0.0
+    pygpu.cudaGetLastError()
+
+
+def test_timing_disabled_event() -> None:
+    a, b = pygpu.cudaEvent_t(2), pygpu.cudaEvent_t(2)
+    assert a.flags == 2
+    pygpu.cudaEventRecord(a)
+    pygpu.cudaEventRecord(b)
+    pygpu.cudaEventSynchronize(b)
+    _, err = pygpu.cudaEventElapsedTime(a, b)
+    assert err == 400
+    pygpu.cudaGetLastError()
+
+
+def test_event_release() -> None:
+    ev = pygpu.cudaEvent_t()
+    assert pygpu.cudaEventDestroy(ev) == 0
+    assert ev.closed
+    with pytest.raises(pygpu.InvalidHandleError):
+        pygpu.cudaEventRecord(ev)
+    with pytest.raises(pygpu.InvalidHandleError):
+        pygpu.cudaStreamWaitEvent(None, ev)
+    with pytest.raises(ValueError, match="cudaEventDisableTiming"):
+        pygpu.cudaEvent_t(8)
+
+
+def test_stream_wait_event_flags_must_be_zero() -> None:
+    with pytest.raises(ValueError):
+        pygpu.cudaStreamWaitEvent(None, pygpu.cudaEvent_t(), 3)
+
+
+def test_stream_of_another_device_is_refused() -> None:
+    # The host backend can present several devices, which exercises the check on CI.
+    result = run_python(
+        """
+        import pygpu
+        assert pygpu.cudaGetDeviceCount() == (2, 0)
+        s = pygpu.cudaStream_t()          # on device 0
+        assert pygpu.cudaSetDevice(1) == 0
+        try:
+            pygpu.cudaStreamSynchronize(s)
+        except ValueError as e:
+            print("refused:", e)
+        assert pygpu.cudaSetDevice(0) == 0
+        assert pygpu.cudaStreamSynchronize(s) == 0
+        """,
+        env={"PYGPU_BACKEND": "host", "PYGPU_HOST_DEVICES": "2"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "refused: this stream belongs to device 0, but device 1 is current" in result.stdout
+
+
+def test_current_device_is_per_thread() -> None:
+    result = run_python(
+        """
+        import threading, pygpu
+        pygpu.cudaSetDevice(1)
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(pygpu.cudaGetDevice()[0]))
+        t.start(); t.join()
+        print(seen[0], pygpu.cudaGetDevice()[0])
+        """,
+        env={"PYGPU_BACKEND": "host", "PYGPU_HOST_DEVICES": "2"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "1"]
