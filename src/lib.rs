@@ -32,6 +32,8 @@ mod _pygpu {
         DeviceAllocation, HostAllocation,
     };
     #[pymodule_export]
+    use crate::python::module::{ArgumentHandler, Function, Graph, GraphExec, Module};
+    #[pymodule_export]
     use crate::python::stream::{
         cuda_stream_destroy, cuda_stream_query, cuda_stream_synchronize, cuda_stream_wait_event, CudaStream,
     };
@@ -47,6 +49,11 @@ mod _pygpu {
         PointerWrapperInt16, PointerWrapperInt32, PointerWrapperInt64, PointerWrapperUint16,
         PointerWrapperUint32, PointerWrapperUint64,
     };
+
+    #[pymodule_export]
+    use crate::array::dlpack::{dlpack_capsule, dlpack_from_capsule, DLPackTensor};
+    #[pymodule_export]
+    use crate::python::interop::{event_record_raw, stream_wait_event_raw};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -26,8 +26,14 @@ from pygpu._pygpu import (
     HostAllocation,
     InvalidDeviceError,
     InvalidHandleError,
+    ArgumentHandler,
+    Function,
+    Graph,
+    GraphExec,
     InvalidValueError,
     LaunchError,
+    Module,
+    ModuleError,
     NoDeviceError,
     NotReadyError,
     backend,
@@ -73,6 +79,7 @@ from pygpu._pygpu import (
     pointer_wrapper_uint64,
     set_backend,
 )
+from pygpu._kernels import load_kernels
 from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like
 
 __version__ = "0.1.0"
@@ -95,8 +102,14 @@ __all__ = [
     "HostAllocation",
     "InvalidDeviceError",
     "InvalidHandleError",
+    "ArgumentHandler",
+    "Function",
+    "Graph",
+    "GraphExec",
     "InvalidValueError",
     "LaunchError",
+    "Module",
+    "ModuleError",
     "NoDeviceError",
     "NotReadyError",
     "backend",
@@ -122,6 +135,7 @@ __all__ = [
     "cudaStreamQuery",
     "cudaStreamSynchronize",
     "cudaStreamWaitEvent",
+    "load_kernels",
     "mem_alloc",
     "mem_get_info",
     "memcpy_dtod",

@@ -1,6 +1,8 @@
 # The compiled module's public surface, written by hand and checked by mypy.stubtest.
 # Docstrings here are the API reference.
 
+import os
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar, final
 
 import numpy as np
@@ -36,6 +38,9 @@ class NotReadyError(CudaError):
 
 class LaunchError(CudaError):
     """A kernel launch failed or a kernel faulted."""
+
+class ModuleError(CudaError):
+    """A code object did not load, or has no kernel or global of that name."""
 
 class BackendUnavailableError(CudaError, RuntimeError):
     """The requested backend cannot be used on this machine."""
@@ -128,6 +133,12 @@ class cudaStream_t:
     def __int__(self) -> int: ...
     def close(self) -> None:
         """Destroys the stream now (pending work still completes); idempotent."""
+    def begin_capture(self) -> None:
+        """Starts recording this stream's launches and copies into a graph instead of running them."""
+    def end_capture(self) -> Graph:
+        """Stops recording and returns the graph."""
+    @property
+    def is_capturing(self) -> bool: ...
 
 @disjoint_base
 class cudaEvent_t:
@@ -318,3 +329,70 @@ class pointer_wrapper_complex128(_PointerWrapper[complex]):
 class DeviceArray_complex128(_DeviceArray[complex]):
     def __new__(cls, source: npt.NDArray[np.complex128] | int | tuple[int, ...]) -> Self: ...
     def device_data(self) -> pointer_wrapper_complex128: ...
+
+
+# --- kernels ----------------------------------------------------------------------
+
+@final
+class Module:
+    """A loaded code object: PTX, cubin or fatbin (CUDA), HSACO (HIP), a kernels shared
+    library (host). Unloaded with the last reference (functions keep it alive) or close()."""
+    def __new__(cls, image: bytes) -> Self: ...
+    @staticmethod
+    def from_file(path: str | os.PathLike[str]) -> Module: ...
+    def get_function(self, name: str) -> Function: ...
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device address, size in bytes) of a global variable."""
+    def close(self) -> None: ...
+
+@final
+class Function:
+    """A kernel, launched PyCUDA's way: ``f(*args, block=(x, y, z), grid=(x, y), stream=None, shared=0)``.
+
+    Device arrays and allocations pass their pointer, numpy scalars their value,
+    ArgumentHandler (In/Out/InOut) stages host arrays through device memory."""
+    def __call__(
+        self,
+        *args: Any,
+        block: int | tuple[int, ...],
+        grid: int | tuple[int, ...] | None = None,
+        stream: cudaStream_t | None = None,
+        shared: int = 0,
+    ) -> None: ...
+    def prepare(self, arg_types: str | Iterable[Any]) -> Self:
+        """Declares parameter types (struct characters such as "PiPd", or numpy types)."""
+    def prepared_call(self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0) -> None: ...
+    def prepared_async_call(
+        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], stream: cudaStream_t | None, *args: Any, shared_size: int = 0
+    ) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def num_regs(self) -> int: ...
+    @property
+    def shared_size_bytes(self) -> int: ...
+    @property
+    def local_size_bytes(self) -> int: ...
+    @property
+    def const_size_bytes(self) -> int: ...
+    @property
+    def max_threads_per_block(self) -> int: ...
+    def max_potential_block_size(self, dynamic_shared_bytes: int = 0, block_size_limit: int = 0) -> tuple[int, int]:
+        """(minimum grid size, block size) that maximise occupancy."""
+
+@final
+class ArgumentHandler:
+    """A host array staged through device memory for one launch; direction "in", "out" or "inout"."""
+    def __new__(cls, array: Buffer, direction: str) -> Self: ...
+    @property
+    def array(self) -> Any: ...
+
+@final
+class Graph:
+    """A graph recorded by stream capture."""
+    def instantiate(self) -> GraphExec: ...
+
+@final
+class GraphExec:
+    def launch(self, stream: cudaStream_t | None = None) -> None:
+        """Replays the graph on ``stream`` (None: the default stream)."""

@@ -2,6 +2,8 @@
 //! and a contiguous device side that `allocate()` creates. Calls that touch the device
 //! return the status object and remember it in `last_status()`; misuse raises.
 
+pub mod dlpack;
+
 use numpy::{Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -21,6 +21,7 @@ struct Exceptions {
     invalid_handle: Py<PyType>,
     not_ready: Py<PyType>,
     launch: Py<PyType>,
+    module: Py<PyType>,
     unavailable: Py<PyType>,
 }
 
@@ -63,13 +64,14 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         invalid_handle: sub("InvalidHandleError", "A stream, event or other handle is not valid (released, or of another device).", Some(py.get_type::<PyValueError>()))?,
         not_ready: sub("NotReadyError", "Work is still pending.", None)?,
         launch: sub("LaunchError", "A kernel launch failed or a kernel faulted.", None)?,
+        module: sub("ModuleError", "A code object did not load, or has no kernel or global of that name.", None)?,
         unavailable: sub("BackendUnavailableError", "The requested backend cannot be used on this machine.", Some(py.get_type::<PyRuntimeError>()))?,
         base,
     };
     let ex = EXCEPTIONS.get_or_init(py, || exceptions);
     for class in [
         &ex.base, &ex.memory, &ex.invalid_value, &ex.invalid_device, &ex.no_device,
-        &ex.invalid_handle, &ex.not_ready, &ex.launch, &ex.unavailable,
+        &ex.invalid_handle, &ex.not_ready, &ex.launch, &ex.module, &ex.unavailable,
     ] {
         let class = class.bind(py);
         m.add(class.name()?, class)?;
@@ -85,7 +87,8 @@ fn class_for(ex: &Exceptions, code: i32) -> &Py<PyType> {
         100 => &ex.no_device,
         400 => &ex.invalid_handle,
         600 => &ex.not_ready,
-        98 | 200 | 209 | 218 | 222 | 300 | 500 | 700..=720 => &ex.launch,
+        200 | 209 | 218 | 222 | 300 | 301 | 500 => &ex.module,
+        9 | 98 | 700..=720 => &ex.launch,
         _ => &ex.base,
     }
 }
@@ -111,6 +114,11 @@ impl From<Error> for PyErr {
             };
             match &error {
                 Error::Api { code, backend } => {
+                    record_error(*code);
+                    let name = error_name(*backend, *code);
+                    exception(py, class_for(ex, *code), *code, &name, error.to_string())
+                }
+                Error::Detailed { code, backend, .. } => {
                     record_error(*code);
                     let name = error_name(*backend, *code);
                     exception(py, class_for(ex, *code), *code, &name, error.to_string())

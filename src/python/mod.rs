@@ -3,5 +3,7 @@
 pub mod device;
 pub mod errors;
 pub mod event;
+pub mod interop;
 pub mod memory;
+pub mod module;
 pub mod stream;

@@ -106,6 +106,21 @@ impl CudaStream {
         self.handle.lock().unwrap_or_else(|e| e.into_inner()).is_none()
     }
 
+    /// Starts recording this stream's launches and copies into a graph instead of running them.
+    fn begin_capture(slf: &Bound<'_, Self>) -> PyResult<()> {
+        super::module::begin_capture(slf)
+    }
+
+    /// Stops recording and returns the graph.
+    fn end_capture(slf: &Bound<'_, Self>) -> PyResult<super::module::Graph> {
+        super::module::end_capture(slf)
+    }
+
+    #[getter]
+    fn is_capturing(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        super::module::is_capturing(slf)
+    }
+
     fn __repr__(&self) -> String {
         match *self.handle.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.0, self.device),

@@ -7,14 +7,17 @@
 //! ourselves, typed to return a raw `i32`: cudarc's loader panics on a missing library
 //! and its `CUresult` enum cannot hold a code a newer driver might return.
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::ptr::null_mut;
 use std::sync::OnceLock;
 
-use cudarc::driver::sys::{CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUstream, CUuuid};
+use cudarc::driver::sys::{
+    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUmodule, CUstream, CUuuid,
+};
 use libloading::Library;
 
 use super::error::CUDA_ERROR_INVALID_DEVICE;
+use super::kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
 
 /// The oldest driver whose API we rely on: CUDA 12.0.
@@ -85,7 +88,30 @@ driver_api! {
     cuEventSynchronize(CUevent);
     cuEventQuery(CUevent);
     cuEventElapsedTime(*mut f32, CUevent, CUevent);
+    cuModuleLoadDataEx(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
+    cuModuleUnload(CUmodule);
+    cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);
+    cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
+    cuFuncGetAttribute(*mut c_int, c_int, CUfunction);
+    cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, *mut c_void, usize, c_int);
+    cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
+    cuStreamBeginCapture_v2(CUstream, c_int);
+    cuStreamEndCapture(CUstream, *mut CUgraph);
+    cuStreamIsCapturing(CUstream, *mut c_int);
+    cuGraphInstantiateWithFlags(*mut CUgraphExec, CUgraph, u64);
+    cuGraphLaunch(CUgraphExec, CUstream);
+    cuGraphDestroy(CUgraph);
+    cuGraphExecDestroy(CUgraphExec);
 }
+
+/// JIT options of cuModuleLoadDataEx (CUjit_option).
+const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
+const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
+const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
+const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
+const JIT_LOG_BYTES: usize = 16 * 1024;
+/// Captures record work of this thread only; other threads' unsafe calls are not affected.
+const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
 
 const CUDA_ERROR_NOT_READY: c_int = 600;
 
@@ -453,6 +479,149 @@ impl Backend for CudaBackend {
         Ok(ms)
     }
 
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
+        self.ensure_context()?;
+        // PTX is text and must be NUL-terminated; a trailing NUL is harmless for binaries.
+        let mut data = Vec::with_capacity(image.len() + 1);
+        data.extend_from_slice(image);
+        data.push(0);
+        let mut info_log = vec![0u8; JIT_LOG_BYTES];
+        let mut error_log = vec![0u8; JIT_LOG_BYTES];
+        let mut options = [
+            CU_JIT_INFO_LOG_BUFFER,
+            CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+            CU_JIT_ERROR_LOG_BUFFER,
+            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        // Option values are passed as pointer-sized words: buffers, and sizes cast to pointers.
+        let mut values = [
+            info_log.as_mut_ptr() as *mut c_void,
+            JIT_LOG_BYTES as *mut c_void,
+            error_log.as_mut_ptr() as *mut c_void,
+            JIT_LOG_BYTES as *mut c_void,
+        ];
+        let mut module: CUmodule = null_mut();
+        // SAFETY: data is a NUL-terminated image; the log buffers live across the call and
+        // their sizes are given; options and values have the same length.
+        let code = unsafe {
+            (self.api.cuModuleLoadDataEx)(&mut module, data.as_ptr() as *const c_void, options.len() as c_uint, options.as_mut_ptr(), values.as_mut_ptr())
+        };
+        if code != 0 {
+            let log = |buf: &[u8]| String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]).trim().to_string();
+            let detail = [log(&error_log), log(&info_log)].into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Cuda,
+                detail: if detail.is_empty() { "the JIT log is empty".to_string() } else { format!("JIT log:\n{detail}") },
+            });
+        }
+        Ok(ModuleHandle(module as usize))
+    }
+
+    unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the caller hands over a live module that nothing uses afterwards.
+        check(unsafe { (self.api.cuModuleUnload)(module.0 as CUmodule) })
+    }
+
+    fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
+        let cname = symbol_name(name)?;
+        let mut function: CUfunction = null_mut();
+        // SAFETY: live module (kept alive by its owner), NUL-terminated name, valid out-pointer.
+        let code = unsafe { (self.api.cuModuleGetFunction)(&mut function, module.0 as CUmodule, cname.as_ptr()) };
+        if code != 0 {
+            return Err(Error::Detailed { code, backend: BackendKind::Cuda, detail: format!("no kernel named {name:?} in this module (is it extern \"C\"?)") });
+        }
+        Ok(FunctionHandle(function as usize))
+    }
+
+    fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
+        let cname = symbol_name(name)?;
+        let (mut ptr, mut bytes): (CUdeviceptr, usize) = (0, 0);
+        // SAFETY: as for module_get_function.
+        let code = unsafe { (self.api.cuModuleGetGlobal_v2)(&mut ptr, &mut bytes, module.0 as CUmodule, cname.as_ptr()) };
+        if code != 0 {
+            return Err(Error::Detailed { code, backend: BackendKind::Cuda, detail: format!("no global named {name:?} in this module") });
+        }
+        Ok((ptr, bytes))
+    }
+
+    fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: live function handle, valid out-pointer.
+        check(unsafe { (self.api.cuFuncGetAttribute)(&mut value, attribute as c_int, function.0 as CUfunction) })?;
+        Ok(value)
+    }
+
+    fn max_potential_block_size(&self, function: FunctionHandle, dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
+        self.ensure_context()?;
+        let (mut grid, mut block): (c_int, c_int) = (0, 0);
+        // SAFETY: live function handle, valid out-pointers, no per-block-size callback.
+        check(unsafe {
+            (self.api.cuOccupancyMaxPotentialBlockSize)(&mut grid, &mut block, function.0 as CUfunction, null_mut(), dynamic_shared, block_limit)
+        })?;
+        Ok((grid, block))
+    }
+
+    unsafe fn launch_kernel(&self, function: FunctionHandle, config: &LaunchConfig, s: StreamHandle, args: &KernelArgs) -> Result<()> {
+        self.ensure_context()?;
+        let mut pointers = args.pointers();
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        // SAFETY: the caller vouches that args match the kernel; the driver copies the
+        // values before returning, so `pointers` need only live across the call.
+        check(unsafe {
+            (self.api.cuLaunchKernel)(
+                function.0 as CUfunction, gx, gy, gz, bx, by, bz, config.shared_bytes, stream(Some(s)),
+                if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
+                null_mut(),
+            )
+        })
+    }
+
+    fn stream_begin_capture(&self, s: StreamHandle) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: a live stream of ours.
+        check(unsafe { (self.api.cuStreamBeginCapture_v2)(stream(Some(s)), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) })
+    }
+
+    fn stream_end_capture(&self, s: StreamHandle) -> Result<GraphHandle> {
+        let mut graph: CUgraph = null_mut();
+        // SAFETY: a live stream; valid out-pointer.
+        check(unsafe { (self.api.cuStreamEndCapture)(stream(Some(s)), &mut graph) })?;
+        Ok(GraphHandle(graph as usize))
+    }
+
+    fn stream_is_capturing(&self, s: StreamHandle) -> Result<bool> {
+        let mut status: c_int = 0;
+        // SAFETY: a live stream; valid out-pointer.
+        check(unsafe { (self.api.cuStreamIsCapturing)(stream(Some(s)), &mut status) })?;
+        Ok(status != 0)
+    }
+
+    fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle> {
+        self.ensure_context()?;
+        let mut exec: CUgraphExec = null_mut();
+        // SAFETY: a live graph; valid out-pointer.
+        check(unsafe { (self.api.cuGraphInstantiateWithFlags)(&mut exec, graph.0 as CUgraph, 0) })?;
+        Ok(GraphExecHandle(exec as usize))
+    }
+
+    fn graph_launch(&self, exec: GraphExecHandle, s: StreamHandle) -> Result<()> {
+        // SAFETY: live handles of ours.
+        check(unsafe { (self.api.cuGraphLaunch)(exec.0 as CUgraphExec, stream(Some(s))) })
+    }
+
+    unsafe fn graph_destroy(&self, graph: GraphHandle) -> Result<()> {
+        // SAFETY: the caller hands over a live graph.
+        check(unsafe { (self.api.cuGraphDestroy)(graph.0 as CUgraph) })
+    }
+
+    unsafe fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<()> {
+        // SAFETY: the caller hands over a live executable graph.
+        check(unsafe { (self.api.cuGraphExecDestroy)(exec.0 as CUgraphExec) })
+    }
+
     fn error_string(&self, code: i32) -> Option<String> {
         // Our table first (the runtime's wording); the driver knows codes newer than it.
         if super::error::known_code(code) {
@@ -467,4 +636,9 @@ impl Backend for CudaBackend {
         }
         self.driver_text(self.api.cuGetErrorName, code)
     }
+}
+
+/// A C string for a symbol lookup; a name with a NUL byte cannot name anything.
+pub(crate) fn symbol_name(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::InvalidArgument(format!("a symbol name cannot contain NUL bytes: {name:?}")))
 }

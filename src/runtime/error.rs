@@ -10,6 +10,9 @@ use super::BackendKind;
 pub enum Error {
     /// A backend API returned a non-zero status.
     Api { code: i32, backend: BackendKind },
+    /// A backend API failed and we know more than its code: a JIT log, the name looked
+    /// for, the launch configuration.
+    Detailed { code: i32, backend: BackendKind, detail: String },
     /// No usable backend: the driver library is missing, too old, or not compiled in.
     Unavailable(String),
     /// The caller passed something the API cannot act on; the text says what to change.
@@ -26,7 +29,7 @@ impl Error {
     /// The status code as the runtime API reports it (0 is success).
     pub fn code(&self) -> i32 {
         match self {
-            Error::Api { code, .. } => *code,
+            Error::Api { code, .. } | Error::Detailed { code, .. } => *code,
             Error::Unavailable(_) => CUDA_ERROR_INSUFFICIENT_DRIVER,
             Error::InvalidArgument(_) => CUDA_ERROR_INVALID_VALUE,
         }
@@ -42,6 +45,15 @@ impl fmt::Display for Error {
                 error_name(*backend, *code),
                 code,
                 error_string(*backend, *code)
+            ),
+            Error::Detailed { code, backend, detail } => write!(
+                f,
+                "{} ({}): {}{}{}",
+                error_name(*backend, *code),
+                code,
+                error_string(*backend, *code),
+                if detail.is_empty() { "" } else { "\n" },
+                detail
             ),
             Error::Unavailable(msg) | Error::InvalidArgument(msg) => f.write_str(msg),
         }

@@ -8,17 +8,23 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::error::{
     CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE,
     CUDA_ERROR_MEMORY_ALLOCATION,
 };
+use super::host_module::{HostFunction, HostLibrary, HostOp};
+use super::kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
 use super::{
     Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle,
     EVENT_DISABLE_TIMING,
 };
+
+/// cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureUnmatched / IllegalState.
+const CAPTURE_UNSUPPORTED: i32 = 900;
+const CAPTURE_UNMATCHED: i32 = 903;
 
 /// Device allocations are aligned like cudaMalloc's.
 const ALIGNMENT: usize = 256;
@@ -36,6 +42,14 @@ struct State {
     /// stream id -> device
     streams: HashMap<usize, i32>,
     events: HashMap<usize, EventState>,
+    modules: HashMap<usize, Arc<HostLibrary>>,
+    /// module id -> the addresses of its globals registered in `allocations`
+    module_globals: HashMap<usize, Vec<u64>>,
+    functions: HashMap<usize, Arc<HostFunction>>,
+    /// stream id -> the work recorded since begin_capture
+    capturing: HashMap<usize, Vec<HostOp>>,
+    graphs: HashMap<usize, Arc<Vec<HostOp>>>,
+    graph_execs: HashMap<usize, Arc<Vec<HostOp>>>,
 }
 
 struct EventState {
@@ -106,6 +120,71 @@ impl HostBackend {
 
     fn new_handle(&self) -> usize {
         self.next_handle.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Runs `op` now, or records it if its stream is being captured.
+    fn submit(&self, stream: Option<StreamHandle>, op: HostOp) -> Result<()> {
+        {
+            let mut state = self.state();
+            self.check_stream(&state, stream)?;
+            if let Some(ops) = stream.and_then(|s| state.capturing.get_mut(&s.0)) {
+                ops.push(op);
+                return Ok(());
+            }
+        }
+        // SAFETY: the caller of the public entry point vouched for the host pointers;
+        // device ranges are checked by run_op.
+        unsafe { self.run_op(&op) }
+    }
+
+    /// # Safety
+    /// Host pointers in `op` are valid for its byte counts (the same contract as the
+    /// memcpy entry points, and for a graph, as long as the graph is replayed).
+    unsafe fn run_op(&self, op: &HostOp) -> Result<()> {
+        match *op {
+            // Kernels run without the registry lock, so other threads keep working.
+            HostOp::Launch { ref function, ref config, ref args } => unsafe { function.run(config, args) },
+            HostOp::HostToDevice { dst, src, bytes } => {
+                let state = self.state();
+                self.check_range(&state, dst, bytes)?;
+                // SAFETY: dst lies in a live allocation (checked; the lock keeps it live);
+                // src is the caller's. `copy` allows overlap.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }
+            HostOp::DeviceToHost { dst, src, bytes } => {
+                let state = self.state();
+                self.check_range(&state, src, bytes)?;
+                // SAFETY: src lies in a live allocation; dst is the caller's.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }
+            HostOp::DeviceToDevice { dst, src, bytes } => {
+                let state = self.state();
+                self.check_range(&state, src, bytes)?;
+                self.check_range(&state, dst, bytes)?;
+                // SAFETY: both ranges lie inside live allocations (checked under the lock).
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }
+            HostOp::Memset { dst, value, element_size, count } => {
+                let bytes = count.checked_mul(element_size).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                let state = self.state();
+                self.check_range(&state, dst, bytes)?;
+                if !matches!(element_size, 1 | 2 | 4) || dst % element_size as u64 != 0 {
+                    return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+                }
+                // SAFETY: the range is inside a live allocation and aligned for the element type.
+                unsafe {
+                    match element_size {
+                        1 => std::ptr::write_bytes(dst as *mut u8, value as u8, count),
+                        2 => std::slice::from_raw_parts_mut(dst as *mut u16, count).fill(value as u16),
+                        _ => std::slice::from_raw_parts_mut(dst as *mut u32, count).fill(value),
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -235,58 +314,19 @@ impl Backend for HostBackend {
     }
 
     unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
-        let state = self.state();
-        self.check_stream(&state, stream)?;
-        self.check_range(&state, dst, bytes)?;
-        if bytes > 0 {
-            // SAFETY: dst is inside a live allocation (checked above, and the lock keeps
-            // it live); the caller vouches for src. `copy` allows overlap.
-            unsafe { std::ptr::copy(src, dst as *mut u8, bytes) };
-        }
-        Ok(())
+        self.submit(stream, HostOp::HostToDevice { dst, src: src as usize, bytes })
     }
 
     unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
-        let state = self.state();
-        self.check_stream(&state, stream)?;
-        self.check_range(&state, src, bytes)?;
-        if bytes > 0 {
-            // SAFETY: src is inside a live allocation; the caller vouches for dst.
-            unsafe { std::ptr::copy(src as *const u8, dst, bytes) };
-        }
-        Ok(())
+        self.submit(stream, HostOp::DeviceToHost { dst: dst as usize, src, bytes })
     }
 
     fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
-        let state = self.state();
-        self.check_stream(&state, stream)?;
-        self.check_range(&state, src, bytes)?;
-        self.check_range(&state, dst, bytes)?;
-        if bytes > 0 {
-            // SAFETY: both ranges lie inside live allocations (checked under the lock).
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
-        }
-        Ok(())
+        self.submit(stream, HostOp::DeviceToDevice { dst, src, bytes })
     }
 
     fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, stream: Option<StreamHandle>) -> Result<()> {
-        let bytes = count.checked_mul(element_size).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_VALUE))?;
-        let state = self.state();
-        self.check_stream(&state, stream)?;
-        self.check_range(&state, dst, bytes)?;
-        if dst % element_size as u64 != 0 {
-            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
-        }
-        // SAFETY: the range is inside a live allocation and aligned for the element type.
-        unsafe {
-            match element_size {
-                1 => std::ptr::write_bytes(dst as *mut u8, value as u8, count),
-                2 => std::slice::from_raw_parts_mut(dst as *mut u16, count).fill(value as u16),
-                4 => std::slice::from_raw_parts_mut(dst as *mut u32, count).fill(value),
-                _ => return Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
-            }
-        }
-        Ok(())
+        self.submit(stream, HostOp::Memset { dst, value, element_size, count })
     }
 
     fn stream_create(&self, _flags: u32) -> Result<StreamHandle> {
@@ -371,6 +411,130 @@ impl Backend for HostBackend {
             -(t0.duration_since(t1).as_secs_f64() * 1e3)
         };
         Ok(ms as f32)
+    }
+
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
+        let library = Arc::new(HostLibrary::load(image)?);
+        let id = self.new_handle();
+        self.state().modules.insert(id, library);
+        Ok(ModuleHandle(id))
+    }
+
+    unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
+        // Functions and graphs hold the library too, so it stays mapped while they live;
+        // its globals stop being addressable, as on a GPU.
+        let mut state = self.state();
+        if state.modules.remove(&module.0).is_none() {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        for ptr in state.module_globals.remove(&module.0).unwrap_or_default() {
+            state.allocations.remove(&ptr);
+        }
+        Ok(())
+    }
+
+    fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
+        let library = self.state().modules.get(&module.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let function = Arc::new(library.function(name)?);
+        let id = self.new_handle();
+        self.state().functions.insert(id, function);
+        Ok(FunctionHandle(id))
+    }
+
+    fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
+        let library = self.state().modules.get(&module.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let (ptr, bytes) = library.global(name)?;
+        // Register the variable like an allocation, so copies to and from it are checked.
+        let mut state = self.state();
+        if !state.allocations.contains_key(&ptr) {
+            state.allocations.insert(ptr, (bytes, 0));
+            state.module_globals.entry(module.0).or_default().push(ptr);
+        }
+        Ok((ptr, bytes))
+    }
+
+    fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {
+        if !self.state().functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        // Host kernels use no registers or shared memory of a device; the block limit is a GPU's.
+        Ok(match attribute {
+            FunctionAttribute::MaxThreadsPerBlock => 1024,
+            _ => 0,
+        })
+    }
+
+    fn max_potential_block_size(&self, function: FunctionHandle, _dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
+        if !self.state().functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        let block = if block_limit > 0 { block_limit.min(256) } else { 256 };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as i32);
+        Ok((cores, block))
+    }
+
+    unsafe fn launch_kernel(&self, function: FunctionHandle, config: &LaunchConfig, stream: StreamHandle, args: &KernelArgs) -> Result<()> {
+        let function = self.state().functions.get(&function.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone() })
+    }
+
+    fn stream_begin_capture(&self, stream: StreamHandle) -> Result<()> {
+        let mut state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        // As in CUDA, the legacy default stream cannot be captured, nor a stream twice.
+        if stream == StreamHandle::DEFAULT || state.capturing.contains_key(&stream.0) {
+            return Err(Self::err(CAPTURE_UNSUPPORTED));
+        }
+        state.capturing.insert(stream.0, Vec::new());
+        Ok(())
+    }
+
+    fn stream_end_capture(&self, stream: StreamHandle) -> Result<GraphHandle> {
+        let mut state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        let ops = state.capturing.remove(&stream.0).ok_or_else(|| Self::err(CAPTURE_UNMATCHED))?;
+        let id = self.new_handle();
+        state.graphs.insert(id, Arc::new(ops));
+        Ok(GraphHandle(id))
+    }
+
+    fn stream_is_capturing(&self, stream: StreamHandle) -> Result<bool> {
+        let state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        Ok(state.capturing.contains_key(&stream.0))
+    }
+
+    fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle> {
+        let mut state = self.state();
+        let ops = state.graphs.get(&graph.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let id = self.new_handle();
+        state.graph_execs.insert(id, ops);
+        Ok(GraphExecHandle(id))
+    }
+
+    fn graph_launch(&self, exec: GraphExecHandle, stream: StreamHandle) -> Result<()> {
+        let ops = {
+            let state = self.state();
+            self.check_stream(&state, Some(stream))?;
+            if state.capturing.contains_key(&stream.0) {
+                return Err(Self::err(CAPTURE_UNSUPPORTED));
+            }
+            state.graph_execs.get(&exec.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?
+        };
+        for op in ops.iter() {
+            // SAFETY: the ops were validated when captured; host pointers captured in a
+            // graph must stay valid while it is replayed, as in CUDA.
+            unsafe { self.run_op(op) }?;
+        }
+        Ok(())
+    }
+
+    unsafe fn graph_destroy(&self, graph: GraphHandle) -> Result<()> {
+        self.state().graphs.remove(&graph.0).map(|_| ()).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
+    }
+
+    unsafe fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<()> {
+        self.state().graph_execs.remove(&exec.0).map(|_| ()).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
     }
 }
 

@@ -7,11 +7,14 @@ pub mod error;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
+mod host_module;
+pub mod kernel;
 pub mod memory;
 
 use std::sync::{Mutex, OnceLock};
 
 pub use error::{Error, Result};
+pub use kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
 
 /// A device address. On the host backend it is an ordinary host address.
 pub type DevicePtr = u64;
@@ -128,6 +131,69 @@ pub trait Backend: Send + Sync {
     fn event_synchronize(&self, event: EventHandle) -> Result<()>;
     fn event_query(&self, event: EventHandle) -> Result<bool>;
     fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32>;
+
+    /// Loads a code object: PTX, cubin or fatbin (CUDA), HSACO (HIP), a kernels shared
+    /// library (host).
+    fn module_load(&self, _image: &[u8]) -> Result<ModuleHandle> {
+        Err(self.unsupported("loading kernels"))
+    }
+    /// # Safety
+    /// `module` is live; its functions are not used afterwards.
+    unsafe fn module_unload(&self, _module: ModuleHandle) -> Result<()> {
+        Err(self.unsupported("loading kernels"))
+    }
+    fn module_get_function(&self, _module: ModuleHandle, _name: &str) -> Result<FunctionHandle> {
+        Err(self.unsupported("loading kernels"))
+    }
+    /// (address, size in bytes) of a global variable of the module.
+    fn module_get_global(&self, _module: ModuleHandle, _name: &str) -> Result<(DevicePtr, usize)> {
+        Err(self.unsupported("loading kernels"))
+    }
+    fn function_attribute(&self, _function: FunctionHandle, _attribute: FunctionAttribute) -> Result<i32> {
+        Err(self.unsupported("kernel attributes"))
+    }
+    /// (minimum grid size, block size) for the highest occupancy.
+    fn max_potential_block_size(&self, _function: FunctionHandle, _dynamic_shared: usize, _block_limit: i32) -> Result<(i32, i32)> {
+        Err(self.unsupported("occupancy queries"))
+    }
+    /// Launches `function`; the argument values are copied before this returns.
+    /// # Safety
+    /// `args` matches the kernel's parameters in number and layout, and any pointers in it
+    /// are device memory the kernel may access.
+    unsafe fn launch_kernel(&self, _function: FunctionHandle, _config: &LaunchConfig, _stream: StreamHandle, _args: &KernelArgs) -> Result<()> {
+        Err(self.unsupported("kernel launches"))
+    }
+
+    /// Starts recording the stream's work into a graph instead of running it.
+    fn stream_begin_capture(&self, _stream: StreamHandle) -> Result<()> {
+        Err(self.unsupported("graphs"))
+    }
+    fn stream_end_capture(&self, _stream: StreamHandle) -> Result<GraphHandle> {
+        Err(self.unsupported("graphs"))
+    }
+    fn stream_is_capturing(&self, _stream: StreamHandle) -> Result<bool> {
+        Ok(false)
+    }
+    fn graph_instantiate(&self, _graph: GraphHandle) -> Result<GraphExecHandle> {
+        Err(self.unsupported("graphs"))
+    }
+    fn graph_launch(&self, _exec: GraphExecHandle, _stream: StreamHandle) -> Result<()> {
+        Err(self.unsupported("graphs"))
+    }
+    /// # Safety
+    /// `graph` is live and not used afterwards.
+    unsafe fn graph_destroy(&self, _graph: GraphHandle) -> Result<()> {
+        Err(self.unsupported("graphs"))
+    }
+    /// # Safety
+    /// `exec` is live and not used afterwards.
+    unsafe fn graph_exec_destroy(&self, _exec: GraphExecHandle) -> Result<()> {
+        Err(self.unsupported("graphs"))
+    }
+
+    fn unsupported(&self, what: &str) -> Error {
+        Error::Unavailable(format!("{what} is not implemented on the {} backend yet", self.kind().name()))
+    }
 
     /// The backend's own name/message for a code, where it differs from the CUDA table.
     fn error_name(&self, _code: i32) -> Option<String> {

@@ -1,0 +1,45 @@
+"""The kernels that ship with pygpu (kernels/*.cu, built by kernels/build.sh), loaded for
+the active backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pygpu._pygpu import CudaError, Module, backend
+
+KERNELS_DIR = Path(__file__).with_name("kernels")
+
+
+def kernel_files(name: str) -> list[Path]:
+    """The bundled code objects for kernel source ``name``, best first, for this backend."""
+    kind = backend()
+    if kind == "host":
+        candidates = [f"lib{name}.so"]
+    elif kind == "hip":
+        candidates = [f"{name}.hsaco"]
+    else:
+        # The fatbin has native sm_80/sm_90 code but needs a CUDA 13 driver; the PTX
+        # (ISA 8.0, compute_70) loads on any CUDA 12 or 13 driver and GPU.
+        candidates = [f"{name}.fatbin", f"{name}.ptx"]
+    return [KERNELS_DIR / c for c in candidates]
+
+
+def load_kernels(name: str) -> Module:
+    """Loads bundled kernel source ``name`` (e.g. "burgers") for the active backend."""
+    files = [f for f in kernel_files(name) if f.is_file()]
+    if not files:
+        available = sorted({p.name.split(".")[0].removeprefix("lib") for p in KERNELS_DIR.glob("*.*")})
+        raise FileNotFoundError(
+            f"no bundled kernels named {name!r} for the {backend()} backend in {KERNELS_DIR} "
+            f"(available: {', '.join(available) or 'none: run kernels/build.sh'})"
+        )
+    failures: list[CudaError] = []
+    for path in files:
+        try:
+            return Module.from_file(path)
+        except CudaError as e:  # e.g. a CUDA 12 driver cannot read the fatbin's PTX 9.0
+            e.add_note(f"while loading {path}")
+            failures.append(e)
+    for earlier in failures[:-1]:
+        failures[-1].add_note(f"also tried: {earlier}")
+    raise failures[-1]

@@ -1,0 +1,125 @@
+//! What a kernel launch needs, independent of the backend: the launch shape and the
+//! argument values, packed once so that a launch (or a graph capturing it) can copy them.
+
+use std::ffi::c_void;
+
+use super::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ModuleHandle(pub usize);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FunctionHandle(pub usize);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GraphHandle(pub usize);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GraphExecHandle(pub usize);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+}
+
+/// Function attributes, numbered as CUfunction_attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionAttribute {
+    MaxThreadsPerBlock = 0,
+    SharedSizeBytes = 1,
+    ConstSizeBytes = 2,
+    LocalSizeBytes = 3,
+    NumRegs = 4,
+    PtxVersion = 5,
+    BinaryVersion = 6,
+}
+
+/// Argument values laid out one after another, each at its natural alignment, the way
+/// cuLaunchKernel's `kernelParams` points at them.
+#[derive(Debug, Clone, Default)]
+pub struct KernelArgs {
+    /// u64 storage keeps every value 8-byte aligned at worst.
+    storage: Vec<u64>,
+    used: usize,
+    offsets: Vec<usize>,
+}
+
+impl KernelArgs {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.used = 0;
+        self.offsets.clear();
+    }
+
+    /// Appends one value given as its bytes (1 to 16 of them, alignment = min(size, 8)).
+    pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let size = bytes.len();
+        if size == 0 || size > 16 {
+            return Err(Error::InvalidArgument(format!(
+                "a kernel argument must be 1 to 16 bytes, not {size}"
+            )));
+        }
+        let align = size.next_power_of_two().min(8);
+        let offset = self.used.next_multiple_of(align);
+        self.used = offset + size;
+        self.storage.resize(self.used.div_ceil(8), 0);
+        // SAFETY: storage holds at least `used` bytes (resized just above) and u8 has no
+        // alignment requirement, so viewing it as bytes is sound.
+        let raw = unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 8) };
+        raw[offset..offset + size].copy_from_slice(bytes);
+        self.offsets.push(offset);
+        Ok(())
+    }
+
+    pub fn push<T: Copy>(&mut self, value: T) -> Result<()> {
+        // SAFETY: T is Copy (plain data) and the slice covers exactly its bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(&value as *const T as *const u8, std::mem::size_of::<T>()) };
+        self.push_bytes(bytes)
+    }
+
+    /// Pointers to each value, valid while `self` is neither moved nor changed. They are
+    /// `*mut` only because cuLaunchKernel's signature says so: launches only read them.
+    pub fn pointers(&self) -> Vec<*mut c_void> {
+        let base = self.storage.as_ptr() as *mut u8;
+        // SAFETY: every offset lies inside storage (push_bytes grew it to cover it).
+        self.offsets.iter().map(|&o| unsafe { base.add(o) } as *mut c_void).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_aligned_and_readable() {
+        let mut args = KernelArgs::new();
+        args.push(0x1122_3344_5566_7788u64).expect("u64");
+        args.push(7i32).expect("i32");
+        args.push(2.5f64).expect("f64");
+        args.push(1u8).expect("u8");
+        assert_eq!(args.len(), 4);
+        let ptrs = args.pointers();
+        assert_eq!(ptrs[2] as usize % 8, 0);
+        // SAFETY: the pointers point at the values pushed above, with their alignment.
+        unsafe {
+            assert_eq!(*(ptrs[0] as *const u64), 0x1122_3344_5566_7788);
+            assert_eq!(*(ptrs[1] as *const i32), 7);
+            assert_eq!(*(ptrs[2] as *const f64), 2.5);
+            assert_eq!(*(ptrs[3] as *const u8), 1);
+        }
+        assert!(args.push_bytes(&[0; 17]).is_err());
+    }
+}

@@ -1,0 +1,362 @@
+"""Loading and launching kernels: the bundled kernels against numpy, every argument kind,
+prepared calls, streams, graphs, and the error cases. Runs on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pygpu
+
+
+@pytest.fixture(scope="module")
+def testing() -> pygpu.Module:
+    return pygpu.load_kernels("testing")
+
+
+@pytest.fixture(scope="module")
+def burgers() -> pygpu.Module:
+    return pygpu.load_kernels("burgers")
+
+
+def to_device(a: np.ndarray) -> pygpu.DeviceAllocation:
+    d = pygpu.mem_alloc(a.nbytes)
+    pygpu.memcpy_htod(d, np.ascontiguousarray(a))
+    return d
+
+
+def from_device(d: pygpu.DeviceAllocation, like: np.ndarray) -> np.ndarray:
+    out = np.empty_like(like)
+    pygpu.memcpy_dtoh(out, d)
+    return out
+
+
+# --- every bundled kernel against numpy ------------------------------------------
+
+
+@pytest.mark.parametrize("grid, block", [(1, 1), (3, 64), (64, 256)])
+def test_add_scalar(testing: pygpu.Module, grid: int, block: int) -> None:
+    x = np.random.default_rng(0).standard_normal(1000)
+    d = to_device(x)
+    testing.get_function("add_scalar_f64")(d, np.int64(x.size), np.float64(0.25), grid=(grid, 1), block=(block, 1, 1))
+    np.testing.assert_allclose(from_device(d, x), x + 0.25, rtol=0, atol=1e-15)
+
+
+def test_axpy(testing: pygpu.Module) -> None:
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(513).astype(np.float32), rng.standard_normal(513).astype(np.float32)
+    dx, dy = to_device(x), to_device(y)
+    testing.get_function("axpy_f32")(dy, dx, np.float32(3.0), np.int32(513), grid=4, block=128)
+    np.testing.assert_allclose(from_device(dy, y), 3.0 * x + y, rtol=1e-6, atol=1e-6)
+
+
+def test_fill(testing: pygpu.Module) -> None:
+    x = np.zeros(300, np.int32)
+    d = to_device(x)
+    testing.get_function("fill_i32")(d, np.int32(250), np.int32(-7), block=(32, 1, 1))
+    out = from_device(d, x)
+    assert (out[:250] == -7).all() and (out[250:] == 0).all()
+
+
+def test_pointer_int32_float64_layout(testing: pygpu.Module) -> None:
+    out = np.zeros(1)
+    d = to_device(out)
+    testing.get_function("scale_args")(d, np.int32(-3), np.float64(0.5), block=1)
+    assert from_device(d, out)[0] == -1.5
+
+
+def test_global_variable(testing: pygpu.Module) -> None:
+    ptr, size = testing.get_global("pygpu_test_counter")
+    assert size == 4
+    pygpu.memcpy_htod(ptr, np.array([10], np.int32))
+    bump = testing.get_function("bump_counter")
+    bump(np.int32(5), block=(64, 1, 1), grid=(4, 1))
+    bump(np.int32(-2), block=1)
+    out = np.zeros(1, np.int32)
+    pygpu.memcpy_dtoh(out, ptr)
+    assert out[0] == 13
+
+
+def test_empty_kernel(testing: pygpu.Module) -> None:
+    testing.get_function("empty_kernel")(block=1)
+    assert pygpu.cudaDeviceSynchronize() == 0
+
+
+def numpy_burgers(u: np.ndarray, steps: int, nu_dt_h2: float, dt_2h: float) -> np.ndarray:
+    u = u.copy()
+    for _ in range(steps):
+        u[0], u[-1] = u[-2], u[1]
+        new = u.copy()
+        new[1:-1] = u[1:-1] + nu_dt_h2 * (u[2:] - 2 * u[1:-1] + u[:-2]) - u[1:-1] * dt_2h * (u[2:] - u[:-2])
+        u = new
+    u[0], u[-1] = u[-2], u[1]
+    return u
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_burgers_against_numpy(burgers: pygpu.Module, fused: bool) -> None:
+    nx, nu, dt = 256, 0.01, 0.001
+    h = 2 * np.pi / nx
+    x = np.arange(-1, nx + 1) * h
+    u0 = np.sin(x)
+    a, b = nu * dt / h**2, dt / (2 * h)
+    ua, ub = to_device(u0), to_device(u0)
+    n = np.int32(nx + 2)
+    step = burgers.get_function("burgers_step_periodic" if fused else "burgers_step")
+    ghosts = burgers.get_function("burgers_ghosts")
+    for _ in range(50):
+        if not fused:
+            ghosts(ua, n, block=1)
+        step(ua, ub, n, np.float64(a), np.float64(b), grid=2, block=128)
+        ua, ub = ub, ua
+    if not fused:
+        ghosts(ua, n, block=1)
+    np.testing.assert_allclose(from_device(ua, u0), numpy_burgers(u0, 50, a, b), rtol=0, atol=1e-13)
+
+
+# --- argument kinds --------------------------------------------------------------
+
+
+def test_argument_kinds(testing: pygpu.Module) -> None:
+    f = testing.get_function("add_scalar_f64")
+    x = np.arange(8.0)
+    alloc = to_device(x)
+    f(alloc, np.int64(8), np.float64(1), block=8)  # DeviceAllocation
+    f(np.uintp(int(alloc)), np.int64(8), np.float64(1), block=8)  # an address as numpy.uintp, as in PyCUDA
+    f(pygpu.pointer_wrapper_float64(int(alloc)), np.int64(8), np.float64(1), block=8)  # pointer wrapper
+    da = pygpu.DeviceArray_float64(x.copy())
+    da.allocate()
+    da.to_device()
+    f(da.device_data(), np.int64(8), np.float64(1), block=8)
+    np.testing.assert_array_equal(from_device(alloc, x), x + 3)
+    da.to_host()
+    np.testing.assert_array_equal(da.host_data(), x + 1)
+
+
+def test_cuda_array_interface_argument(testing: pygpu.Module) -> None:
+    x = np.arange(4.0)
+    alloc = to_device(x)
+
+    class Foreign:
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f8", "data": (int(alloc), False), "version": 3}
+
+    testing.get_function("add_scalar_f64")(Foreign(), np.int64(4), np.float64(2), block=4)
+    np.testing.assert_array_equal(from_device(alloc, x), x + 2)
+
+
+def test_in_out_inout(testing: pygpu.Module) -> None:
+    out = np.zeros(16, np.int32)
+    testing.get_function("fill_i32")(pygpu.ArgumentHandler(out, "out"), np.int32(16), np.int32(4), block=16)
+    assert (out == 4).all()
+    y = np.ones(16, np.float32)
+    x = np.arange(16, dtype=np.float32)
+    testing.get_function("axpy_f32")(
+        pygpu.ArgumentHandler(y, "inout"), pygpu.ArgumentHandler(x, "in"), np.float32(2), np.int32(16), block=16
+    )
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    np.testing.assert_array_equal(x, np.arange(16))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        pygpu.ArgumentHandler(np.zeros(8)[::2], "in")
+    with pytest.raises(ValueError, match="direction"):
+        pygpu.ArgumentHandler(out, "sideways")
+
+
+def test_python_scalars_need_a_type(testing: pygpu.Module) -> None:
+    f = testing.get_function("scale_args")
+    d = to_device(np.zeros(1))
+    for bad in (3, 1.5, True):
+        with pytest.raises(TypeError, match="numpy.int32"):
+            f(d, bad, np.float64(1), block=1)
+    with pytest.raises(TypeError, match="not a device pointer"):
+        f("x", np.int32(1), np.float64(1), block=1)
+
+
+# --- prepared calls --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signature", ["Pid", ["P", "i", "d"], [np.intp, np.int32, np.float64]])
+def test_prepared_call(testing: pygpu.Module, signature: object) -> None:
+    out = np.zeros(1)
+    d = to_device(out)
+    f = testing.get_function("scale_args").prepare(signature)
+    f.prepared_call((1, 1), (1, 1, 1), d, 7, 0.5)
+    assert from_device(d, out)[0] == 3.5
+    s = pygpu.cudaStream_t()
+    f.prepared_async_call((1, 1), (1, 1, 1), s, d, 2, 2.0)
+    pygpu.cudaStreamSynchronize(s)
+    assert from_device(d, out)[0] == 4.0
+
+
+def test_prepared_call_errors(testing: pygpu.Module) -> None:
+    f = testing.get_function("scale_args")
+    d = to_device(np.zeros(1))
+    with pytest.raises(ValueError, match="prepare"):
+        f.prepared_call(1, 1, d, 1, 1.0)
+    f.prepare("Pid")
+    with pytest.raises(ValueError, match="prepared for 3 arguments but got 2"):
+        f.prepared_call(1, 1, d, 1)
+    with pytest.raises(OverflowError):
+        f.prepared_call(1, 1, d, 1 << 40, 1.0)
+    with pytest.raises(ValueError, match="unknown type"):
+        f.prepare("Pz")
+    with pytest.raises(ValueError):
+        f.prepare([object])
+
+
+# --- launch configuration and errors ---------------------------------------------
+
+
+def test_block_too_large_is_a_cuda_error(testing: pygpu.Module) -> None:
+    f = testing.get_function("empty_kernel")
+    with pytest.raises(pygpu.CudaError) as info:
+        f(block=(2048, 1, 1))
+    assert info.value.code == 1 and info.value.name == "cudaErrorInvalidValue"
+    assert "2048 threads" in str(info.value)
+    pygpu.cudaGetLastError()
+    f(block=(1024, 1, 1))  # and the next launch works
+
+
+def test_too_much_shared_memory_is_a_cuda_error(testing: pygpu.Module) -> None:
+    with pytest.raises(pygpu.CudaError) as info:
+        testing.get_function("empty_kernel")(block=1, shared=1 << 30)
+    assert info.value.code != 0
+    pygpu.cudaGetLastError()
+
+
+@pytest.mark.parametrize("bad", [0, -1, (1, 2, 3, 4), (), "x", (1 << 33,)])
+def test_bad_launch_dimensions(testing: pygpu.Module, bad: object) -> None:
+    with pytest.raises(ValueError, match="block must be"):
+        testing.get_function("empty_kernel")(block=bad)
+
+
+def test_missing_kernel_and_global(testing: pygpu.Module) -> None:
+    with pytest.raises(pygpu.ModuleError) as info:
+        testing.get_function("no_such_kernel")
+    assert info.value.code == 500 and "no_such_kernel" in str(info.value)
+    with pytest.raises(pygpu.ModuleError):
+        testing.get_global("no_such_global")
+    pygpu.cudaGetLastError()
+
+
+@pytest.mark.parametrize("image", [b"", b"garbage", b"\x7fELF\x02\x01\x01" + b"\0" * 64])
+def test_corrupt_code_objects(image: bytes) -> None:
+    with pytest.raises(pygpu.CudaError) as info:
+        pygpu.Module(image)
+    assert info.value.code in (200, 218, 222, 300, 1)
+    pygpu.cudaGetLastError()
+
+
+def test_missing_file_and_bundled_name() -> None:
+    with pytest.raises(FileNotFoundError):
+        pygpu.Module.from_file("/nonexistent/kernels.ptx")
+    with pytest.raises(FileNotFoundError, match="available"):
+        pygpu.load_kernels("no_such_source")
+
+
+def test_function_attributes(testing: pygpu.Module, backend: str) -> None:
+    f = testing.get_function("axpy_f32")
+    assert f.name == "axpy_f32" and "axpy_f32" in repr(f)
+    assert f.max_threads_per_block >= 256
+    assert f.num_regs >= (1 if backend == "cuda" else 0)
+    assert f.shared_size_bytes == 0
+    min_grid, block = f.max_potential_block_size()
+    assert min_grid >= 1 and 32 <= block <= f.max_threads_per_block
+    assert f.max_potential_block_size(0, 64)[1] <= 64
+
+
+def test_module_close(testing: pygpu.Module) -> None:
+    m = pygpu.load_kernels("testing")
+    f = m.get_function("empty_kernel")
+    m.close()
+    m.close()
+    with pytest.raises(pygpu.InvalidHandleError):
+        m.get_function("empty_kernel")
+    with pytest.raises(pygpu.InvalidHandleError):
+        f(block=1)
+
+
+def test_functions_keep_their_module_loaded() -> None:
+    f = pygpu.load_kernels("testing").get_function("fill_i32")
+    import gc
+
+    gc.collect()
+    out = np.zeros(4, np.int32)
+    d = to_device(out)
+    f(d, np.int32(4), np.int32(2), block=4)
+    assert (from_device(d, out) == 2).all()
+
+
+# --- streams and graphs ----------------------------------------------------------
+
+
+def test_launches_on_streams_are_ordered(testing: pygpu.Module) -> None:
+    s = pygpu.cudaStream_t()
+    x = np.zeros(1 << 16)
+    d = to_device(x)
+    add = testing.get_function("add_scalar_f64")
+    start, end = pygpu.cudaEvent_t(), pygpu.cudaEvent_t()
+    pygpu.cudaEventRecord(start, s)
+    for _ in range(10):
+        add(d, np.int64(x.size), np.float64(1.0), grid=64, block=256, stream=s)
+    pygpu.cudaEventRecord(end, s)
+    out = pygpu.pagelocked_empty(x.shape, x.dtype)
+    pygpu.memcpy_dtoh(out, d, stream=s)
+    pygpu.cudaStreamSynchronize(s)
+    assert (out == 10).all()
+    ms, err = pygpu.cudaEventElapsedTime(start, end)
+    assert err == 0 and ms >= 0
+
+
+def test_graph_replay_matches_the_plain_loop(burgers: pygpu.Module) -> None:
+    nx = 1000
+    h = 2 * np.pi / nx
+    u0 = np.sin(np.arange(-1, nx + 1) * h)
+    a, b = np.float64(0.01 * 0.001 / h**2), np.float64(0.001 / (2 * h))
+    n = np.int32(nx + 2)
+    step = burgers.get_function("burgers_step_periodic")
+
+    plain = [to_device(u0), to_device(u0)]
+    for i in range(100):
+        step(plain[i % 2], plain[(i + 1) % 2], n, a, b, grid=4, block=256)
+
+    graphed = [to_device(u0), to_device(u0)]
+    s = pygpu.cudaStream_t(1)
+    s.begin_capture()
+    assert s.is_capturing
+    for i in range(10):
+        step(graphed[i % 2], graphed[(i + 1) % 2], n, a, b, grid=4, block=256, stream=s)
+    graph = s.end_capture()
+    assert not s.is_capturing
+    # Nothing ran while capturing.
+    np.testing.assert_array_equal(from_device(graphed[0], u0), u0)
+    exec_ = graph.instantiate()
+    for _ in range(10):
+        exec_.launch(s)
+    pygpu.cudaStreamSynchronize(s)
+    np.testing.assert_array_equal(from_device(graphed[0], u0), from_device(plain[0], u0))
+
+
+def test_graph_with_copies_and_memsets(testing: pygpu.Module) -> None:
+    s = pygpu.cudaStream_t()
+    a, b = pygpu.mem_alloc(64), pygpu.mem_alloc(64)
+    s.begin_capture()
+    pygpu.memset_d32(a, 3, 16, stream=s)
+    testing.get_function("fill_i32")(b, np.int32(8), np.int32(5), block=8, stream=s)
+    pygpu.memcpy_dtod(a, b, 16, stream=s)
+    g = s.end_capture().instantiate()
+    g.launch(s)
+    pygpu.cudaStreamSynchronize(s)
+    out = np.zeros(16, np.int32)
+    pygpu.memcpy_dtoh(out, a)
+    assert out.tolist() == [5] * 4 + [3] * 12
+
+
+def test_capture_errors() -> None:
+    s = pygpu.cudaStream_t()
+    with pytest.raises(pygpu.CudaError):
+        s.end_capture()  # never began
+    s.begin_capture()
+    with pytest.raises(pygpu.CudaError):
+        s.begin_capture()  # twice
+    s.end_capture()
+    pygpu.cudaGetLastError()
