@@ -63,7 +63,7 @@ def test_pygpu_stream_drives_cupy_work() -> None:
     cupy = pytest.importorskip("cupy")
     s = pygpu.cudaStream_t()
     ev = pygpu.cudaEvent_t()
-    with cupy.cuda.ExternalStream(s.handle):
+    with cupy.cuda.Stream.from_external(s):
         a = cupy.ones(1 << 22, dtype=cupy.float32)
         total = a.sum()
     assert pygpu.cudaEventRecord(ev, s) == 0
@@ -75,7 +75,7 @@ def test_pygpu_stream_drives_cupy_work() -> None:
 def test_stream_query_reports_pending_work() -> None:
     cupy = pytest.importorskip("cupy")
     s = pygpu.cudaStream_t()
-    with cupy.cuda.ExternalStream(s.handle):
+    with cupy.cuda.Stream.from_external(s):
         a = cupy.ones((4096, 4096), dtype=cupy.float32)
         for _ in range(20):
             a = a @ a / 4096.0

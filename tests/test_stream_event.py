@@ -15,6 +15,7 @@ def test_stream_life_cycle() -> None:
     s = pygpu.cudaStream_t()
     assert s.flags == 0 and not s.closed
     assert int(s) == s.handle != 0
+    assert s.__cuda_stream__() == (0, s.handle)
     assert pygpu.cudaStreamSynchronize(s) == 0
     assert pygpu.cudaStreamQuery(s) == 0
     s.close()

@@ -131,6 +131,8 @@ class cudaStream_t:
     @property
     def closed(self) -> bool: ...
     def __int__(self) -> int: ...
+    def __cuda_stream__(self) -> tuple[int, int]:
+        """The CUDA stream protocol: (0, handle)."""
     def close(self) -> None:
         """Destroys the stream now (pending work still completes); idempotent."""
     def begin_capture(self) -> None:

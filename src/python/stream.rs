@@ -96,6 +96,12 @@ impl CudaStream {
         self.py_handle()
     }
 
+    /// The CUDA stream protocol (version 0, handle): CuPy's Stream.from_external, cuda.core
+    /// and others accept this stream directly.
+    fn __cuda_stream__(&self) -> PyResult<(i32, usize)> {
+        Ok((0, self.py_handle()?))
+    }
+
     /// Destroys the stream now (pending work still completes); idempotent.
     fn close(&self) -> PyResult<()> {
         Ok(self.destroy()?)
