@@ -109,6 +109,17 @@ int launch(void (*kernel)(P...), const unsigned int g[3], const unsigned int b[3
   return launch(kernel, g, b, args, shared_bytes, std::index_sequence_for<P...>{});
 }
 
+// The sizes of a kernel's parameters, 0-terminated: the loader checks a launch's arguments
+// against them, so a wrong argument list is an error rather than a stray read.
+template <typename... P>
+struct ParamSizes {
+  static constexpr std::size_t value[sizeof...(P) + 1] = {sizeof(P)..., 0};
+};
+template <typename... P>
+constexpr const std::size_t* param_sizes(void (*)(P...)) {
+  return ParamSizes<P...>::value;
+}
+
 struct Register {
   explicit Register(const char* name) { pygpu_kernel_names[pygpu_kernel_count++] = name; }
 };
@@ -122,6 +133,7 @@ struct Register {
                                  void** args, std::size_t shared_bytes) {                 \
     return pygpu_host::launch(&K, grid, block, args, shared_bytes);                       \
   }                                                                                       \
+  PYGPU_API const std::size_t* const pygpu_param_sizes_##K = pygpu_host::param_sizes(&K); \
   static const pygpu_host::Register pygpu_register_##K(#K);
 
 // The variable's own symbol is pygpu_global_G (an asm label), so dlsym gives its address as

@@ -360,3 +360,26 @@ def test_capture_errors() -> None:
         s.begin_capture()  # twice
     s.end_capture()
     pygpu.cudaGetLastError()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),  # too few
+        (np.float64(1),),  # pointer expected, 8 bytes but then too few
+        (np.uintp(0), np.int64(1), np.float64(1)),  # int64 where the kernel takes int32
+        (np.uintp(0), np.int32(1), np.float64(1), np.int32(5)),  # too many
+    ],
+)
+def test_wrong_argument_list_is_refused_before_launch(testing: pygpu.Module, args: tuple) -> None:
+    with pytest.raises(pygpu.InvalidValueError) as info:
+        testing.get_function("scale_args")(*args, block=1)
+    assert "scale_args takes 3 arguments of [8, 4, 8] bytes" in str(info.value)
+    pygpu.cudaGetLastError()
+
+
+def test_prepared_signature_that_disagrees_with_the_kernel(testing: pygpu.Module) -> None:
+    f = testing.get_function("scale_args").prepare("Pqd")
+    with pytest.raises(pygpu.InvalidValueError, match="takes 3 arguments"):
+        f.prepared_call(1, 1, 0, 1, 1.0)
+    pygpu.cudaGetLastError()

@@ -61,6 +61,7 @@ impl Module {
         let attribute = |a| this.backend.function_attribute(handle, a).unwrap_or(0);
         Ok(Function {
             handle,
+            param_sizes: this.backend.function_param_sizes(handle).ok().flatten(),
             name: name.to_string(),
             max_threads_per_block: attribute(FunctionAttribute::MaxThreadsPerBlock),
             module: slf.clone().unbind(),
@@ -362,6 +363,8 @@ pub struct Function {
     handle: FunctionHandle,
     name: String,
     max_threads_per_block: i32,
+    /// Parameter sizes where the backend knows them: launches are checked against them.
+    param_sizes: Option<Vec<usize>>,
     /// Keeps the code loaded while the function can be launched.
     module: Py<Module>,
     backend: &'static dyn Backend,
@@ -387,7 +390,31 @@ impl Function {
         Error::Detailed { code, backend, detail }
     }
 
+    /// Refuses an argument list that does not match the kernel's parameters, which would
+    /// otherwise make the kernel read past the values given.
+    fn check_arguments(&self, args: &KernelArgs) -> PyResult<()> {
+        let Some(expected) = &self.param_sizes else { return Ok(()) };
+        if expected.as_slice() == args.sizes() {
+            return Ok(());
+        }
+        Err(Error::Detailed {
+            code: crate::runtime::error::CUDA_ERROR_INVALID_VALUE,
+            backend: self.backend.kind(),
+            detail: format!(
+                "{} takes {} arguments of {:?} bytes, but was given {} of {:?} bytes \
+                 (pointers are 8 bytes; pass numpy.int32/float64/... scalars of the kernel's types)",
+                self.name,
+                expected.len(),
+                expected,
+                args.len(),
+                args.sizes()
+            ),
+        }
+        .into())
+    }
+
     fn launch(&self, py: Python<'_>, config: &LaunchConfig, stream: StreamHandle, args: &KernelArgs) -> PyResult<()> {
+        self.check_arguments(args)?;
         // Keep the module loaded for the duration (a module's close() waits for nothing).
         self.module.get().handle()?;
         let b = self.backend;

@@ -115,8 +115,12 @@ const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
 
 const CUDA_ERROR_NOT_READY: c_int = 600;
 
+/// cuFuncGetParamInfo exists from CUDA 12.4 drivers on; older ones simply skip the check.
+type ParamInfoFn = unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> c_int;
+
 pub struct CudaBackend {
     api: DriverApi,
+    param_info: Option<ParamInfoFn>,
     /// Kept so the function pointers in `api` stay valid for the life of the process.
     _lib: Library,
     /// Each device's primary context (as an address), retained on first use and never
@@ -173,8 +177,11 @@ impl CudaBackend {
             // SAFETY: valid out-pointer.
             unsafe { (api.cuDeviceGetCount)(&mut count) };
         }
+        // SAFETY: the symbol, where present, has the ParamInfoFn signature (cuda.h, 12.4+).
+        let param_info = unsafe { lib.get::<ParamInfoFn>(b"cuFuncGetParamInfo\0") }.ok().map(|f| *f);
         Ok(CudaBackend {
             api,
+            param_info,
             _lib: lib,
             primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
             init_status,
@@ -544,6 +551,21 @@ impl Backend for CudaBackend {
             return Err(Error::Detailed { code, backend: BackendKind::Cuda, detail: format!("no global named {name:?} in this module") });
         }
         Ok((ptr, bytes))
+    }
+
+    fn function_param_sizes(&self, function: FunctionHandle) -> Result<Option<Vec<usize>>> {
+        let Some(param_info) = self.param_info else { return Ok(None) };
+        let mut sizes = Vec::new();
+        // The driver answers CUDA_ERROR_INVALID_VALUE past the last parameter.
+        for index in 0..4096 {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: live function handle, valid out-pointers.
+            if unsafe { param_info(function.0 as CUfunction, index, &mut offset, &mut size) } != 0 {
+                break;
+            }
+            sizes.push(size);
+        }
+        Ok(Some(sizes))
     }
 
     fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {

@@ -453,6 +453,12 @@ impl Backend for HostBackend {
         Ok((ptr, bytes))
     }
 
+    fn function_param_sizes(&self, function: FunctionHandle) -> Result<Option<Vec<usize>>> {
+        let state = self.state();
+        let f = state.functions.get(&function.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        Ok(f.param_sizes.clone())
+    }
+
     fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {
         if !self.state().functions.contains_key(&function.0) {
             return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));

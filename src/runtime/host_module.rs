@@ -85,7 +85,16 @@ impl HostLibrary {
                     format!("no kernel named {name:?} in this module; it has: {}", self.kernel_names.join(", ")),
                 )
             })?;
-        Ok(HostFunction { _library: Arc::clone(self), launch })
+        let sizes_symbol = symbol_name(&format!("pygpu_param_sizes_{name}"))?;
+        // SAFETY: pygpu_param_sizes_<name> is a `const size_t* const` to a 0-terminated
+        // array (pygpu_kernel.h); a kernel has at most a few dozen parameters.
+        let param_sizes = unsafe { self.library.get::<*const *const usize>(sizes_symbol.as_bytes_with_nul()) }
+            .ok()
+            .map(|sym| unsafe {
+                let array = **sym;
+                (0..256).map(|i| *array.add(i)).take_while(|&n| n != 0).collect()
+            });
+        Ok(HostFunction { _library: Arc::clone(self), launch, param_sizes })
     }
 
     pub(super) fn global(&self, name: &str) -> Result<(DevicePtr, usize)> {
@@ -125,6 +134,7 @@ unsafe fn kernel_names(library: &Library) -> Vec<String> {
 pub(super) struct HostFunction {
     _library: Arc<HostLibrary>,
     launch: LaunchFn,
+    pub(super) param_sizes: Option<Vec<usize>>,
 }
 
 impl HostFunction {

@@ -44,6 +44,7 @@ pub struct KernelArgs {
     storage: Vec<u64>,
     used: usize,
     offsets: Vec<usize>,
+    sizes: Vec<usize>,
 }
 
 impl KernelArgs {
@@ -62,6 +63,12 @@ impl KernelArgs {
     pub fn clear(&mut self) {
         self.used = 0;
         self.offsets.clear();
+        self.sizes.clear();
+    }
+
+    /// The size in bytes of each value, in order.
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes
     }
 
     /// Appends one value given as its bytes (1 to 16 of them, alignment = min(size, 8)).
@@ -81,6 +88,7 @@ impl KernelArgs {
         let raw = unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 8) };
         raw[offset..offset + size].copy_from_slice(bytes);
         self.offsets.push(offset);
+        self.sizes.push(size);
         Ok(())
     }
 

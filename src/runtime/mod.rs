@@ -149,6 +149,11 @@ pub trait Backend: Send + Sync {
     fn module_get_global(&self, _module: ModuleHandle, _name: &str) -> Result<(DevicePtr, usize)> {
         Err(self.unsupported("loading kernels"))
     }
+    /// The size in bytes of each parameter, where the backend can tell (host kernels
+    /// libraries; CUDA drivers from 12.4).
+    fn function_param_sizes(&self, _function: FunctionHandle) -> Result<Option<Vec<usize>>> {
+        Ok(None)
+    }
     fn function_attribute(&self, _function: FunctionHandle, _attribute: FunctionAttribute) -> Result<i32> {
         Err(self.unsupported("kernel attributes"))
     }
