@@ -25,8 +25,13 @@
 use std::ffi::{c_char, c_int, c_uint, c_ushort, c_void, CStr};
 use std::ptr::null_mut;
 
-use hip_runtime_sys::{hipDeviceAttribute_t, hipDevice_t, hipEvent_t, hipMemcpyKind, hipStream_t, hipUUID};
+use hip_runtime_sys::{
+    hipDeviceAttribute_t, hipDevice_t, hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraph_t, hipMemcpyKind, hipModule_t,
+    hipStream_t, hipUUID,
+};
 
+use super::cuda::symbol_name;
+use super::kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
 
 /// The raw FFI. Every function returns its `hipError_t` as a plain `c_int` (see the
@@ -87,6 +92,46 @@ mod ffi {
         pub fn hipEventSynchronize(event: hipEvent_t) -> c_int;
         pub fn hipEventQuery(event: hipEvent_t) -> c_int;
         pub fn hipEventElapsedTime(ms: *mut f32, start: hipEvent_t, stop: hipEvent_t) -> c_int;
+
+        pub fn hipModuleLoadData(module: *mut hipModule_t, image: *const c_void) -> c_int;
+        pub fn hipModuleUnload(module: hipModule_t) -> c_int;
+        pub fn hipModuleGetFunction(function: *mut hipFunction_t, module: hipModule_t, name: *const c_char) -> c_int;
+        pub fn hipModuleGetGlobal(ptr: *mut *mut c_void, bytes: *mut usize, module: hipModule_t, name: *const c_char) -> c_int;
+        // Enum parameters and out-values as c_int, for the reason in the module comment.
+        pub fn hipFuncGetAttribute(value: *mut c_int, attribute: c_int, function: hipFunction_t) -> c_int;
+        pub fn hipModuleOccupancyMaxPotentialBlockSize(
+            grid: *mut c_int,
+            block: *mut c_int,
+            function: hipFunction_t,
+            dynamic_shared: usize,
+            block_limit: c_int,
+        ) -> c_int;
+        pub fn hipModuleLaunchKernel(
+            function: hipFunction_t,
+            gx: c_uint,
+            gy: c_uint,
+            gz: c_uint,
+            bx: c_uint,
+            by: c_uint,
+            bz: c_uint,
+            shared: c_uint,
+            stream: hipStream_t,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> c_int;
+        pub fn hipStreamBeginCapture(stream: hipStream_t, mode: c_int) -> c_int;
+        pub fn hipStreamEndCapture(stream: hipStream_t, graph: *mut hipGraph_t) -> c_int;
+        pub fn hipStreamIsCapturing(stream: hipStream_t, status: *mut c_int) -> c_int;
+        pub fn hipGraphInstantiate(
+            exec: *mut hipGraphExec_t,
+            graph: hipGraph_t,
+            error_node: *mut c_void,
+            log: *mut c_char,
+            log_bytes: usize,
+        ) -> c_int;
+        pub fn hipGraphLaunch(exec: hipGraphExec_t, stream: hipStream_t) -> c_int;
+        pub fn hipGraphDestroy(graph: hipGraph_t) -> c_int;
+        pub fn hipGraphExecDestroy(exec: hipGraphExec_t) -> c_int;
     }
 }
 
@@ -454,6 +499,118 @@ impl Backend for HipBackend {
         // SAFETY: valid out-pointer; live handles of ours.
         check(unsafe { hipEventElapsedTime(&mut ms, start.0 as hipEvent_t, end.0 as hipEvent_t) })?;
         Ok(ms)
+    }
+
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
+        let mut module: hipModule_t = null_mut();
+        // SAFETY: image is a readable code object; HIP copies what it needs before returning.
+        let code = unsafe { hipModuleLoadData(&mut module, image.as_ptr() as *const c_void) };
+        if code != 0 {
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Hip,
+                detail: "the HSACO code object did not load (is it built for this GPU's architecture?)".to_string(),
+            });
+        }
+        Ok(ModuleHandle(module as usize))
+    }
+
+    unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
+        // SAFETY: the caller hands over a live module that nothing uses afterwards.
+        check(unsafe { hipModuleUnload(module.0 as hipModule_t) })
+    }
+
+    fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
+        let cname = symbol_name(name)?;
+        let mut function: hipFunction_t = null_mut();
+        // SAFETY: live module, NUL-terminated name, valid out-pointer.
+        let code = unsafe { hipModuleGetFunction(&mut function, module.0 as hipModule_t, cname.as_ptr()) };
+        if code != 0 {
+            return Err(Error::Detailed { code, backend: BackendKind::Hip, detail: format!("no kernel named {name:?} in this module") });
+        }
+        Ok(FunctionHandle(function as usize))
+    }
+
+    fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
+        let cname = symbol_name(name)?;
+        let (mut ptr, mut bytes): (*mut c_void, usize) = (null_mut(), 0);
+        // SAFETY: live module, NUL-terminated name, valid out-pointers.
+        let code = unsafe { hipModuleGetGlobal(&mut ptr, &mut bytes, module.0 as hipModule_t, cname.as_ptr()) };
+        if code != 0 {
+            return Err(Error::Detailed { code, backend: BackendKind::Hip, detail: format!("no global named {name:?} in this module") });
+        }
+        Ok((ptr as DevicePtr, bytes))
+    }
+
+    fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: live function, valid out-pointer; the attribute numbers match HIP's.
+        check(unsafe { hipFuncGetAttribute(&mut value, attribute as c_int, function.0 as hipFunction_t) })?;
+        Ok(value)
+    }
+
+    fn max_potential_block_size(&self, function: FunctionHandle, dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
+        let (mut grid, mut block): (c_int, c_int) = (0, 0);
+        // SAFETY: live function, valid out-pointers.
+        check(unsafe { hipModuleOccupancyMaxPotentialBlockSize(&mut grid, &mut block, function.0 as hipFunction_t, dynamic_shared, block_limit) })?;
+        Ok((grid, block))
+    }
+
+    unsafe fn launch_kernel(&self, function: FunctionHandle, config: &LaunchConfig, s: StreamHandle, args: &KernelArgs) -> Result<()> {
+        let mut pointers = args.pointers();
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        // SAFETY: the caller vouches that args match the kernel; HIP copies the values
+        // before returning.
+        check(unsafe {
+            hipModuleLaunchKernel(
+                function.0 as hipFunction_t, gx, gy, gz, bx, by, bz, config.shared_bytes, stream(Some(s)),
+                if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
+                null_mut(),
+            )
+        })
+    }
+
+    fn stream_begin_capture(&self, s: StreamHandle) -> Result<()> {
+        // hipStreamCaptureModeThreadLocal = 1, as in CUDA.
+        // SAFETY: a live stream of ours.
+        check(unsafe { hipStreamBeginCapture(stream(Some(s)), 1) })
+    }
+
+    fn stream_end_capture(&self, s: StreamHandle) -> Result<GraphHandle> {
+        let mut graph: hipGraph_t = null_mut();
+        // SAFETY: a live stream, valid out-pointer.
+        check(unsafe { hipStreamEndCapture(stream(Some(s)), &mut graph) })?;
+        Ok(GraphHandle(graph as usize))
+    }
+
+    fn stream_is_capturing(&self, s: StreamHandle) -> Result<bool> {
+        let mut status: c_int = 0;
+        // SAFETY: a live stream, valid out-pointer.
+        check(unsafe { hipStreamIsCapturing(stream(Some(s)), &mut status) })?;
+        Ok(status != 0)
+    }
+
+    fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle> {
+        let mut exec: hipGraphExec_t = null_mut();
+        // SAFETY: a live graph, valid out-pointer, no error node or log requested.
+        check(unsafe { hipGraphInstantiate(&mut exec, graph.0 as hipGraph_t, null_mut(), null_mut(), 0) })?;
+        Ok(GraphExecHandle(exec as usize))
+    }
+
+    fn graph_launch(&self, exec: GraphExecHandle, s: StreamHandle) -> Result<()> {
+        // SAFETY: live handles of ours.
+        check(unsafe { hipGraphLaunch(exec.0 as hipGraphExec_t, stream(Some(s))) })
+    }
+
+    unsafe fn graph_destroy(&self, graph: GraphHandle) -> Result<()> {
+        // SAFETY: the caller hands over a live graph.
+        check(unsafe { hipGraphDestroy(graph.0 as hipGraph_t) })
+    }
+
+    unsafe fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<()> {
+        // SAFETY: the caller hands over a live executable graph.
+        check(unsafe { hipGraphExecDestroy(exec.0 as hipGraphExec_t) })
     }
 
     fn error_name(&self, code: i32) -> Option<String> {
