@@ -44,3 +44,13 @@ PYGPU_KERNEL void bump_counter(int by) {
   if (blockIdx.x == 0 && threadIdx.x == 0) pygpu_test_counter += by;
 }
 PYGPU_EXPORT(bump_counter)
+
+// Keeps the device busy: x[0] += 1, `iterations` times, through volatile memory so no
+// compiler can fold the loop. For tests of long synchronisations and interrupts.
+PYGPU_KERNEL void spin(double* x, long long iterations) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    volatile double* v = x;
+    for (long long i = 0; i < iterations; ++i) *v = *v + 1.0;
+  }
+}
+PYGPU_EXPORT(spin)

@@ -83,7 +83,7 @@ impl CudaEvent {
 impl Drop for CudaEvent {
     fn drop(&mut self) {
         let taken = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = taken {
+        if let Some(h) = taken.filter(|_| !crate::runtime::in_forked_child()) {
             // SAFETY: last reference; destroyed exactly once.
             if let Err(e) = unsafe { self.backend.event_destroy(h) } {
                 record_error(e.code());
@@ -103,11 +103,7 @@ pub fn cuda_event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_,
 pub fn cuda_event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> {
     let b = backend()?;
     let h = event.get().handle()?;
-    let result = match b.event_query(h) {
-        Ok(true) => Ok(()),
-        Ok(false) => py.detach(|| b.event_synchronize(h)),
-        Err(e) => Err(e),
-    };
+    let result = super::stream::wait_until_done(py, || b.event_query(h))?;
     CudaStatus::from_result(&result)
 }
 

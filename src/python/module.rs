@@ -88,7 +88,8 @@ impl Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
-        if let Some(h) = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+        let taken = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = taken.filter(|_| !crate::runtime::in_forked_child()) {
             // SAFETY: last reference (functions hold one), so nothing launches from it.
             if let Err(e) = unsafe { self.backend.module_unload(h) } {
                 record_error(e.code());
@@ -585,6 +586,9 @@ impl Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
+        if crate::runtime::in_forked_child() {
+            return;
+        }
         // SAFETY: owned handle, destroyed once.
         if let Err(e) = unsafe { self.backend.graph_destroy(self.handle) } {
             record_error(e.code());
@@ -609,6 +613,9 @@ impl GraphExec {
 
 impl Drop for GraphExec {
     fn drop(&mut self) {
+        if crate::runtime::in_forked_child() {
+            return;
+        }
         // SAFETY: owned handle, destroyed once.
         if let Err(e) = unsafe { self.backend.graph_exec_destroy(self.handle) } {
             record_error(e.code());

@@ -138,7 +138,7 @@ impl CudaStream {
 impl Drop for CudaStream {
     fn drop(&mut self) {
         let taken = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = taken {
+        if let Some(h) = taken.filter(|_| !crate::runtime::in_forked_child()) {
             // SAFETY: last reference; the handle is destroyed exactly once.
             if let Err(e) = unsafe { self.backend.stream_destroy(h) } {
                 record_error(e.code());
@@ -147,18 +147,52 @@ impl Drop for CudaStream {
     }
 }
 
-/// Waits for the stream's work. Releases the GIL only when there is work to wait for,
-/// so the common idle case costs one query.
+/// Waits until `done` says so: first without releasing the GIL (an idle stream costs one
+/// query), then with the GIL released, spinning briefly and then sleeping, and checking
+/// every few milliseconds for Ctrl-C, which ends the wait with KeyboardInterrupt.
+/// The outer result is Python's (an interrupt), the inner the backend's.
+pub fn wait_until_done<F>(py: Python<'_>, done: F) -> PyResult<crate::runtime::Result<()>>
+where
+    F: Fn() -> crate::runtime::Result<bool> + Sync,
+{
+    match done() {
+        Ok(true) => return Ok(Ok(())),
+        Ok(false) => {}
+        Err(e) => return Ok(Err(e)),
+    }
+    loop {
+        let finished = py.detach(|| {
+            let start = std::time::Instant::now();
+            loop {
+                if done()? {
+                    return Ok(true);
+                }
+                let waited = start.elapsed();
+                if waited > std::time::Duration::from_millis(5) {
+                    return Ok(false);
+                }
+                if waited > std::time::Duration::from_micros(200) {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        match finished {
+            Ok(true) => return Ok(Ok(())),
+            Ok(false) => py.check_signals()?,
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+}
+
+/// Waits for the stream's work; see `wait_until_done`.
 #[pyfunction(name = "cudaStreamSynchronize")]
 #[pyo3(signature = (stream = None))]
 pub fn cuda_stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
     let b = backend()?;
     let h = stream_handle(stream)?;
-    let result = match b.stream_query(h) {
-        Ok(true) => Ok(()),
-        Ok(false) => py.detach(|| b.stream_synchronize(h)),
-        Err(e) => Err(e),
-    };
+    let result = wait_until_done(py, || b.stream_query(h))?;
     CudaStatus::from_result(&result)
 }
 

@@ -37,6 +37,9 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
+        if super::in_forked_child() {
+            return; // the parent owns the memory
+        }
         // SAFETY: ptr came from this backend's malloc and is dropped exactly once.
         if let Err(e) = unsafe { self.backend.free(self.ptr) } {
             record_error(e.code());
@@ -75,6 +78,9 @@ impl PinnedBuffer {
 
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
+        if super::in_forked_child() {
+            return;
+        }
         // SAFETY: ptr came from this backend's host_alloc and is dropped exactly once.
         if let Err(e) = unsafe { self.backend.host_free(self.ptr) } {
             record_error(e.code());

@@ -11,6 +11,7 @@ mod host_module;
 pub mod kernel;
 pub mod memory;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 pub use error::{Error, Result};
@@ -210,6 +211,27 @@ pub trait Backend: Send + Sync {
 }
 
 static ACTIVE: OnceLock<&'static dyn Backend> = OnceLock::new();
+/// Set in the child of a fork() after a GPU backend started: CUDA and HIP state does not
+/// survive fork, and using it there can hang, so every call refuses instead.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn mark_forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
+/// True in a forked child of a process whose GPU backend had started. Destructors check it
+/// and leave GPU resources alone there (the parent still owns them).
+pub fn in_forked_child() -> bool {
+    FORKED.load(Ordering::Relaxed)
+}
+
+fn forked_error() -> Error {
+    Error::Unavailable(
+        "this process was forked after the GPU backend started; the GPU cannot be used in the child. \
+         Use multiprocessing.get_context(\"spawn\") (or \"forkserver\"), or start the GPU work only in the child"
+            .to_string(),
+    )
+}
 /// Serialises initialisation and holds a choice made by `set_backend` before first use.
 static REQUESTED: Mutex<Option<BackendKind>> = Mutex::new(None);
 
@@ -237,6 +259,9 @@ pub fn set_backend(name: &str) -> Result<()> {
 /// else cuda, then hip where compiled in. Never falls back to host on its own.
 pub fn backend() -> Result<&'static dyn Backend> {
     if let Some(b) = ACTIVE.get() {
+        if in_forked_child() {
+            return Err(forked_error());
+        }
         return Ok(*b);
     }
     let requested = REQUESTED.lock().unwrap_or_else(|e| e.into_inner());
@@ -272,6 +297,11 @@ pub fn backend() -> Result<&'static dyn Backend> {
             },
         },
     };
+    if created.kind() != BackendKind::Host {
+        // SAFETY: registers a handler that only stores to an atomic, which is
+        // async-signal-safe, as a fork child handler must be.
+        unsafe { libc::pthread_atfork(None, None, Some(mark_forked_child)) };
+    }
     let _ = ACTIVE.set(created);
     Ok(created)
 }
