@@ -4,7 +4,7 @@
 # cuda backend and, if asked, the benchmarks. Logs go to $OUT (or ./gpu-out).
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
-#   there: scripts/gpu_run.sh [tests|bench|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|sanitize|bench|demo|all]   # default: all
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 what="${1:-all}"
@@ -23,6 +23,26 @@ status=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" tests 2>&1 | tee "$out/pytest-cuda.log"
     status=${PIPESTATUS[0]}
+fi
+if [ "$what" = sanitize ] || [ "$what" = all ]; then
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    # memcheck over the GPU suite (minus the tests that fault, exhaust memory or signal on
+    # purpose), then racecheck and initcheck over every bundled kernel.
+    "$sanitizer" --tool memcheck --error-exitcode 9 --target-processes all \
+        python3 -m pytest -q -p no:cacheprovider -o addopts="" -k "not fault and not out_of_memory and not ctrl_c and not 100k" tests \
+        2>&1 | tail -n 40 | tee "$out/sanitizer-memcheck.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    for tool in racecheck initcheck; do
+        "$sanitizer" --tool "$tool" --error-exitcode 9 python3 scripts/sanitize_kernels.py 2>&1 | tee "$out/sanitizer-$tool.log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    done
+fi
+if [ "$what" = demo ] || [ "$what" = all ]; then
+    if [ -f demos/burger/burger.py ]; then
+        sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+        "$sanitizer" --tool memcheck --error-exitcode 9 python3 demos/burger/burger.py --out "$out/burger" 2>&1 | tail -n 30 | tee "$out/sanitizer-burger.log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    fi
 fi
 if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -d bench ]; then
     python3 bench/run.py --json "$out/bench.json" 2>&1 | tee "$out/bench.log" || status=1
