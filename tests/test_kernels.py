@@ -155,6 +155,11 @@ def test_in_out_inout(testing: pygpu.Module) -> None:
     )
     np.testing.assert_array_equal(y, 2 * x + 1)
     np.testing.assert_array_equal(x, np.arange(16))
+    import pygpu.driver as drv
+
+    z = np.zeros(8, np.int32)
+    testing.get_function("fill_i32")(drv.Out(z), np.int32(8), np.int32(6), block=8)
+    assert (z == 6).all()
     with pytest.raises(ValueError, match="C-contiguous"):
         pygpu.ArgumentHandler(np.zeros(8)[::2], "in")
     with pytest.raises(ValueError, match="direction"):

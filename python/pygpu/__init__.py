@@ -81,6 +81,20 @@ from pygpu._pygpu import (
 )
 from pygpu._kernels import load_kernels
 from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like
+from pygpu.gpuarray import (
+    GPUArray,
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    from_dlpack,
+    ones,
+    ones_like,
+    to_gpu,
+    to_gpu_async,
+    zeros,
+    zeros_like,
+)
 
 __version__ = "0.1.0"
 
@@ -159,4 +173,16 @@ __all__ = [
     "pointer_wrapper_uint32",
     "pointer_wrapper_uint64",
     "set_backend",
+    "GPUArray",
+    "arange",
+    "asarray",
+    "empty",
+    "empty_like",
+    "from_dlpack",
+    "ones",
+    "ones_like",
+    "to_gpu",
+    "to_gpu_async",
+    "zeros",
+    "zeros_like",
 ]

@@ -207,9 +207,9 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     """Allocates ``nbytes`` of device memory."""
 def mem_get_info() -> tuple[int, int]:
     """(free, total) bytes of the current device."""
-def memcpy_htod(dest: _DevicePointer, src: Buffer, stream: cudaStream_t | None = None) -> None:
+def memcpy_htod(dest: _DevicePointer, src: Buffer | npt.NDArray[Any], stream: cudaStream_t | None = None) -> None:
     """Copies the whole C-contiguous host buffer ``src`` to ``dest``; asynchronous on ``stream``."""
-def memcpy_dtoh(dest: Buffer, src: _DevicePointer, stream: cudaStream_t | None = None) -> None:
+def memcpy_dtoh(dest: Buffer | npt.NDArray[Any], src: _DevicePointer, stream: cudaStream_t | None = None) -> None:
     """Fills the whole C-contiguous writable host buffer ``dest`` from ``src``."""
 def memcpy_dtod(dest: _DevicePointer, src: _DevicePointer, size: int | None = None, stream: cudaStream_t | None = None) -> None:
     """Copies ``size`` bytes (default: the smaller allocation) between device addresses."""
@@ -382,12 +382,14 @@ class Function:
     def max_potential_block_size(self, dynamic_shared_bytes: int = 0, block_size_limit: int = 0) -> tuple[int, int]:
         """(minimum grid size, block size) that maximise occupancy."""
 
-@final
+@disjoint_base
 class ArgumentHandler:
     """A host array staged through device memory for one launch; direction "in", "out" or "inout"."""
-    def __new__(cls, array: Buffer, direction: str) -> Self: ...
+    def __new__(cls, array: Buffer | npt.NDArray[Any], direction: str) -> Self: ...
     @property
     def array(self) -> Any: ...
+    @property
+    def direction(self) -> str: ...
 
 @final
 class Graph:
@@ -398,3 +400,57 @@ class Graph:
 class GraphExec:
     def launch(self, stream: cudaStream_t | None = None) -> None:
         """Replays the graph on ``stream`` (None: the default stream)."""
+
+# --- interop: DLPack capsules and foreign streams ------------------------------------
+
+def dlpack_capsule(
+    owner: object,
+    ptr: int,
+    shape: Iterable[int],
+    strides: Iterable[int],
+    dtype_code: int,
+    dtype_bits: int,
+    device_type: int,
+    device_id: int,
+    versioned: bool,
+    readonly: bool = False,
+    copied: bool = False,
+) -> Any:
+    """A DLPack capsule ("dltensor_versioned" 1.0 when ``versioned``, else legacy "dltensor")
+    for the memory at ``ptr``, kept alive by ``owner``. ``strides`` are in elements.
+    A read-only array cannot be exported as a legacy capsule (BufferError)."""
+def dlpack_from_capsule(capsule: Any) -> DLPackTensor:
+    """Consumes a DLPack capsule (renaming it "used_..."); the tensor owns the producer's
+    memory reference from then on. A consumed capsule raises ValueError."""
+
+@final
+class DLPackTensor:
+    """A tensor taken from a DLPack capsule; ``int()`` is the address of element 0."""
+    @property
+    def ptr(self) -> int: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """In bytes (C-contiguous ones when the producer gave none)."""
+    @property
+    def dtype(self) -> tuple[int, int, int]:
+        """(code, bits, lanes) of the DLDataType."""
+    @property
+    def device(self) -> tuple[int, int]:
+        """(device_type, device_id)"""
+    @property
+    def device_id(self) -> int: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def version(self) -> tuple[int, int] | None:
+        """(major, minor) of a versioned capsule, None for a legacy one."""
+
+def stream_wait_event_raw(stream_handle: int, event: cudaEvent_t) -> None:
+    """Makes a foreign stream (raw handle; 1/2 are CUDA's legacy/per-thread default
+    streams) wait for ``event``. A no-op check of the event on the host backend."""
+def event_record_raw(event: cudaEvent_t, stream_handle: int) -> None:
+    """Records ``event`` on a foreign stream given by its raw handle."""

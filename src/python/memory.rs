@@ -5,7 +5,6 @@ use std::ffi::{c_int, c_void, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -258,18 +257,72 @@ fn check_fits(what: &str, bytes: usize, capacity: Option<usize>) -> PyResult<()>
     }
 }
 
-fn contiguous_buffer(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<PyUntypedBuffer> {
-    let buf = PyUntypedBuffer::get(obj)?;
-    if !buf.is_c_contiguous() {
-        return Err(Error::InvalidArgument(
-            "the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a)".to_string(),
-        )
-        .into());
+/// A C-contiguous view of a host buffer (a numpy array of any rank, bytes, a
+/// memoryview...), released when dropped. PyBuffer is not used because it refuses
+/// zero-dimensional buffers such as numpy scalars and 0-d arrays.
+pub struct HostView {
+    view: ffi::Py_buffer,
+}
+
+impl HostView {
+    pub fn get(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
+        let flags = ffi::PyBUF_C_CONTIGUOUS | if writable { ffi::PyBUF_WRITABLE } else { 0 };
+        Self::request(obj, flags).map_err(|e| {
+            // SAFETY: obj is a live object.
+            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+                return PyTypeError::new_err(format!(
+                    "expected a host buffer such as a numpy array, got {}",
+                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ));
+            }
+            let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
+            let message = if readonly {
+                "the destination host buffer is read-only".to_string()
+            } else {
+                format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
+            };
+            Error::InvalidArgument(message).into()
+        })
     }
-    if writable && buf.readonly() {
-        return Err(Error::InvalidArgument("the destination host buffer is read-only".to_string()).into());
+
+    fn request(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
+        let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
+        // SAFETY: obj is live; on success the view is initialised and released in Drop.
+        if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), view.as_mut_ptr(), flags) } != 0 {
+            return Err(PyErr::fetch(obj.py()));
+        }
+        // SAFETY: PyObject_GetBuffer succeeded.
+        Ok(HostView { view: unsafe { view.assume_init() } })
     }
-    Ok(buf)
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.view.buf as *mut u8
+    }
+
+    pub fn len(&self) -> usize {
+        usize::try_from(self.view.len).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The exported bytes.
+    pub fn bytes(&self) -> &[u8] {
+        if self.view.buf.is_null() || self.is_empty() {
+            return &[];
+        }
+        // SAFETY: the exporter guarantees len readable bytes at buf while the view lives.
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.len()) }
+    }
+}
+
+impl Drop for HostView {
+    fn drop(&mut self) {
+        // SAFETY: releases the view obtained in `request` exactly once. Views are only
+        // created and dropped by code holding the GIL (they never cross detach()).
+        unsafe { ffi::PyBuffer_Release(&mut self.view) };
+    }
 }
 
 fn run_copy<F>(py: Python<'_>, bytes: usize, asynchronous: bool, copy: F) -> PyResult<()>
@@ -305,12 +358,12 @@ pub fn mem_get_info() -> PyResult<(usize, usize)> {
 #[pyo3(signature = (dest, src, stream = None))]
 pub fn memcpy_htod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
     let (dst, capacity) = device_address(dest)?;
-    let buf = contiguous_buffer(src, false)?;
-    let bytes = buf.len_bytes();
+    let buf = HostView::get(src, false)?;
+    let bytes = buf.len();
     check_fits("memcpy_htod", bytes, capacity)?;
     let s = optional_stream(stream)?;
     let b = backend()?;
-    let src_addr = buf.buf_ptr() as usize;
+    let src_addr = buf.ptr() as usize;
     // SAFETY: buf holds the exporter's buffer (and so its memory) until after the copy;
     // an async copy from pageable memory returns only once the source was staged.
     run_copy(py, bytes, s.is_some(), move || unsafe { b.memcpy_htod(dst, src_addr as *const u8, bytes, s) })
@@ -321,12 +374,12 @@ pub fn memcpy_htod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAn
 #[pyo3(signature = (dest, src, stream = None))]
 pub fn memcpy_dtoh(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
     let (src_ptr, capacity) = device_address(src)?;
-    let buf = contiguous_buffer(dest, true)?;
-    let bytes = buf.len_bytes();
+    let buf = HostView::get(dest, true)?;
+    let bytes = buf.len();
     check_fits("memcpy_dtoh", bytes, capacity)?;
     let s = optional_stream(stream)?;
     let b = backend()?;
-    let dst_addr = buf.buf_ptr() as usize;
+    let dst_addr = buf.ptr() as usize;
     // SAFETY: buf keeps the writable destination alive until after the copy returns; an
     // async copy into pageable memory completes before returning, and into pinned memory
     // the caller owns the buffer until the stream is synchronised, as in CUDA.

@@ -9,7 +9,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple, PyType};
 
 use super::errors::released;
-use super::memory::DeviceAllocation;
+use super::memory::{DeviceAllocation, HostView};
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::DeviceBuffer;
 use crate::runtime::{
@@ -185,7 +185,7 @@ fn numpy_generic(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 }
 
 /// Host arrays staged through device memory for one launch (PyCUDA's In/Out/InOut).
-#[pyclass(module = "pygpu", frozen)]
+#[pyclass(module = "pygpu", frozen, subclass)]
 pub struct ArgumentHandler {
     #[pyo3(get)]
     array: Py<PyAny>,
@@ -195,6 +195,20 @@ pub struct ArgumentHandler {
 
 #[pymethods]
 impl ArgumentHandler {
+    #[getter]
+    fn direction(&self) -> &'static str {
+        match (self.copy_in, self.copy_out) {
+            (true, false) => "in",
+            (false, true) => "out",
+            _ => "inout",
+        }
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let shape = slf.get().array.bind(slf.py()).getattr("shape").map(|s| s.to_string()).unwrap_or_else(|_| "?".into());
+        Ok(format!("{}(array of shape {shape})", slf.get_type().name()?))
+    }
+
     /// direction: "in", "out" or "inout".
     #[new]
     fn new(array: &Bound<'_, PyAny>, direction: &str) -> PyResult<Self> {
@@ -204,13 +218,7 @@ impl ArgumentHandler {
             "inout" => (true, true),
             other => return Err(PyValueError::new_err(format!("direction must be 'in', 'out' or 'inout', not {other:?}"))),
         };
-        let buffer = pyo3::buffer::PyUntypedBuffer::get(array)?;
-        if !buffer.is_c_contiguous() {
-            return Err(PyValueError::new_err("In/Out/InOut need a C-contiguous array: pass numpy.ascontiguousarray(a)"));
-        }
-        if copy_out && buffer.readonly() {
-            return Err(PyValueError::new_err("Out/InOut need a writable array"));
-        }
+        HostView::get(array, copy_out)?;
         Ok(ArgumentHandler { array: array.clone().unbind(), copy_in, copy_out })
     }
 }
@@ -222,28 +230,6 @@ struct Staged {
     copy_out: bool,
 }
 
-/// Appends a numpy scalar's value. Its buffer is zero-dimensional, which PyBuffer
-/// refuses, so the C API is used directly.
-fn push_scalar_bytes(args: &mut KernelArgs, obj: &Bound<'_, PyAny>) -> PyResult<()> {
-    let mut view = std::mem::MaybeUninit::<pyo3::ffi::Py_buffer>::uninit();
-    // SAFETY: obj is a live object; on success the view is initialised and released below.
-    if unsafe { pyo3::ffi::PyObject_GetBuffer(obj.as_ptr(), view.as_mut_ptr(), pyo3::ffi::PyBUF_SIMPLE) } != 0 {
-        return Err(PyErr::fetch(obj.py()));
-    }
-    // SAFETY: PyObject_GetBuffer succeeded, so the view is initialised.
-    let mut view = unsafe { view.assume_init() };
-    let len = usize::try_from(view.len).unwrap_or(0);
-    // SAFETY: the exporter guarantees `len` readable bytes at `buf` until the release.
-    let result = if view.buf.is_null() {
-        Err(Error::InvalidArgument("a numpy scalar exported no data".to_string()))
-    } else {
-        args.push_bytes(unsafe { std::slice::from_raw_parts(view.buf as *const u8, len) })
-    };
-    // SAFETY: releases the view obtained above exactly once.
-    unsafe { pyo3::ffi::PyBuffer_Release(&mut view) };
-    Ok(result?)
-}
-
 /// Packs one argument of an unprepared call.
 fn pack_any(args: &mut KernelArgs, staged: &mut Vec<Staged>, obj: &Bound<'_, PyAny>, index: usize) -> PyResult<()> {
     let py = obj.py();
@@ -251,7 +237,7 @@ fn pack_any(args: &mut KernelArgs, staged: &mut Vec<Staged>, obj: &Bound<'_, PyA
         return Ok(args.push(a.get().live_ptr()?)?);
     }
     if obj.is_instance(numpy_generic(py)?)? {
-        return push_scalar_bytes(args, obj);
+        return Ok(args.push_bytes(HostView::get(obj, false)?.bytes())?);
     }
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
         return Err(PyTypeError::new_err(format!(
@@ -290,11 +276,11 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
 
 fn stage(args: &mut KernelArgs, staged: &mut Vec<Staged>, h: &ArgumentHandler) -> PyResult<()> {
     Python::attach(|py| {
-        let buffer = pyo3::buffer::PyUntypedBuffer::get(h.array.bind(py))?;
-        let device = DeviceBuffer::new(buffer.len_bytes())?;
+        let buffer = HostView::get(h.array.bind(py), h.copy_out)?;
+        let device = DeviceBuffer::new(buffer.len())?;
         if h.copy_in {
-            // SAFETY: the buffer is readable for len_bytes while `buffer` lives; synchronous copy.
-            unsafe { device.backend().memcpy_htod(device.ptr(), buffer.buf_ptr() as *const u8, buffer.len_bytes(), None) }?;
+            // SAFETY: the view is readable for len() bytes while it lives; synchronous copy.
+            unsafe { device.backend().memcpy_htod(device.ptr(), buffer.ptr(), buffer.len(), None) }?;
         }
         args.push(device.ptr())?;
         staged.push(Staged { buffer: device, host: h.array.clone_ref(py), copy_out: h.copy_out });
@@ -310,10 +296,10 @@ fn unstage(py: Python<'_>, staged: Vec<Staged>, stream: StreamHandle) -> PyResul
     let b = backend()?;
     py.detach(|| b.stream_synchronize(stream))?;
     for s in staged.into_iter().filter(|s| s.copy_out) {
-        let buffer = pyo3::buffer::PyUntypedBuffer::get(s.host.bind(py))?;
-        let bytes = buffer.len_bytes().min(s.buffer.bytes());
-        // SAFETY: the writable host buffer holds len_bytes; the copy is synchronous.
-        unsafe { b.memcpy_dtoh(buffer.buf_ptr() as *mut u8, s.buffer.ptr(), bytes, None) }?;
+        let buffer = HostView::get(s.host.bind(py), true)?;
+        let bytes = buffer.len().min(s.buffer.bytes());
+        // SAFETY: the writable view holds len() bytes; the copy is synchronous.
+        unsafe { b.memcpy_dtoh(buffer.ptr(), s.buffer.ptr(), bytes, None) }?;
     }
     Ok(())
 }
