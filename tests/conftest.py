@@ -25,6 +25,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+_fuzz_cases = 0
+
+
+def count_fuzz_case() -> None:
+    """Counts one generated case of the property-based tests (test_fuzz.py)."""
+    global _fuzz_cases
+    _fuzz_cases += 1
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _fuzz_cases:
+        terminalreporter.write_line(f"property-based cases run: {_fuzz_cases} (backend {pygpu.backend()})")
+
+
 @pytest.fixture(scope="session")
 def backend() -> str:
     """The backend this process runs on: 'host', 'cuda' or 'hip'."""

@@ -89,3 +89,30 @@ def test_destructor_errors_are_recorded_not_raised() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "0"
     assert result.stderr == ""
+
+
+def test_100k_array_and_interop_cycles_keep_memory_flat(backend: str) -> None:
+    host = np.arange(16, dtype=np.float32)
+    for _ in range(1000):  # warm-up: caches, first-use allocations
+        pygpu.to_gpu(host).get()
+    gc.collect()
+    free_before = pygpu.mem_get_info()[0]
+    rss_before = rss_kib()
+    for i in range(100_000):
+        g = pygpu.to_gpu(host)
+        out = g.get()
+        view = g[::2]
+        kind = i % 3
+        if kind == 0:
+            interface = view.__cuda_array_interface__ if backend != "host" else view.__array_interface__
+            assert interface["shape"] == (8,)
+        elif kind == 1:
+            again = pygpu.from_dlpack(g)  # export a capsule and consume it
+            assert again.ptr == g.ptr
+        else:
+            capsule = g.__dlpack__()  # exported, never consumed: its deleter frees it
+            del capsule
+        del g, view, out
+    gc.collect()
+    assert abs(pygpu.mem_get_info()[0] - free_before) <= 2 << 20
+    assert rss_kib() - rss_before < 16 * 1024
