@@ -23,6 +23,10 @@ def test_zero_byte_allocation_and_copies() -> None:
     assert dev.nbytes == 0
     pygpu.memcpy_htod(dev, np.empty(0))
     pygpu.memcpy_dtoh(np.empty(0), dev)
+    # Found by the fuzzer: empty operations on a null address aborted the host backend.
+    for fill in (pygpu.memset_d8, pygpu.memset_d16, pygpu.memset_d32):
+        fill(0, 0, 0)
+    pygpu.memcpy_dtod(0, 0, 0)
 
 
 def test_negative_size_is_a_value_error() -> None:

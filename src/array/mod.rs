@@ -48,7 +48,11 @@ impl<T: Element + Copy> ArrayCore<T> {
             Some(bytes) if bytes <= isize::MAX as usize => {}
             _ => return Err(PyValueError::new_err(format!("shape {shape:?} is too large"))),
         }
-        let host = PyArrayDyn::<T>::zeros(py, shape, false);
+        // Through numpy.zeros rather than PyArray::zeros, which panics when the allocation fails.
+        let host = py
+            .import("numpy")?
+            .call_method1("zeros", (shape, numpy::dtype::<T>(py)))?
+            .cast_into::<PyArrayDyn<T>>()?;
         Ok(ArrayCore { host: host.unbind(), device: None, last_status: 0 })
     }
 
@@ -99,7 +103,9 @@ impl<T: Element + Copy> ArrayCore<T> {
     pub fn to_device(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>, type_name: &str) -> PyResult<CudaStatus> {
         let dst = self.device_ptr(type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
-        let host = self.host.bind(py).readonly();
+        let host = self.host.bind(py).try_readonly().map_err(|e| {
+            PyValueError::new_err(format!("cannot read the host array of this {type_name}: {e}"))
+        })?;
         let bytes = self.nbytes(py);
         let b = backend()?;
         // as_slice() also accepts Fortran order; the device copy is always C order.

@@ -141,6 +141,16 @@ impl HostBackend {
     /// Host pointers in `op` are valid for its byte counts (the same contract as the
     /// memcpy entry points, and for a graph, as long as the graph is replayed).
     unsafe fn run_op(&self, op: &HostOp) -> Result<()> {
+        let empty = match *op {
+            HostOp::HostToDevice { bytes, .. } | HostOp::DeviceToHost { bytes, .. } | HostOp::DeviceToDevice { bytes, .. } => bytes == 0,
+            HostOp::Memset { count, .. } => count == 0,
+            HostOp::Launch { .. } => false,
+        };
+        if empty {
+            // Nothing to do, and the pointers of an empty range may be null, which even a
+            // zero-length copy must not be given.
+            return Ok(());
+        }
         match *op {
             // Kernels run without the registry lock, so other threads keep working.
             HostOp::Launch { ref function, ref config, ref args } => unsafe { function.run(config, args) },
@@ -613,6 +623,15 @@ mod tests {
         unsafe { b.stream_destroy(s) }.expect("destroy");
         assert_eq!(code(b.event_record(e0, s)), CUDA_ERROR_INVALID_RESOURCE_HANDLE);
         assert_eq!(code(unsafe { b.stream_destroy(s) }), CUDA_ERROR_INVALID_RESOURCE_HANDLE);
+    }
+
+    #[test]
+    fn empty_operations_accept_null_pointers() {
+        let b = HostBackend::new();
+        b.memset(0, 0, 2, 0, None).expect("empty memset");
+        b.memcpy_dtod(0, 0, 0, None).expect("empty copy");
+        // SAFETY: zero bytes: nothing is read or written.
+        unsafe { b.memcpy_htod(0, std::ptr::null(), 0, None) }.expect("empty upload");
     }
 
     #[test]
