@@ -47,3 +47,20 @@ PYGPU_KERNEL void burgers_step_periodic(const double* u, double* u_new, int n_to
   }
 }
 PYGPU_EXPORT(burgers_step_periodic)
+
+// The seeds' step (the ALCF/OCCA Burgers demo's update_burger), also one launch per step: the
+// interior update reads u's ghosts as they are, and u_new's ghosts are copied from u's interior,
+// so the boundary neighbours lag one step behind. This is the scheme behind the seeds' printed
+// u[10] = 0.0733873 (NX = 256, nu = 0.01, dt = 0.001, 2001 steps); burgers_step_periodic gives
+// 0.0733934. u's ghosts must be periodic at the start (u[0] = u[NX], u[NX+1] = u[1]).
+PYGPU_KERNEL void burgers_step_lagged(const double* u, double* u_new, int n_total,
+                                      double nu_dt_h2, double dt_2h) {
+  const long long nx = n_total - 2;
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = 1 + (long long)blockIdx.x * blockDim.x + threadIdx.x; i <= nx; i += stride) {
+    u_new[i] = burgers_update(u[i - 1], u[i], u[i + 1], nu_dt_h2, dt_2h);
+    if (i == nx) u_new[0] = u[nx];
+    if (i == 1) u_new[nx + 1] = u[1];
+  }
+}
+PYGPU_EXPORT(burgers_step_lagged)

@@ -202,6 +202,19 @@ def run_burgers(lib: HostLib) -> None:
     ghosts_ok = u_new[0] == u_new[nx] and u_new[nx + 1] == u_new[1]
     check(rc == 0 and list(u_new)[1:-1] == want[1:-1] and ghosts_ok, "burgers_step_periodic")
 
+    # The seeds' scheme: u's ghosts are used as they are (here deliberately not periodic) and
+    # u_new's ghosts are copied from u's interior.
+    ghosted = [-0.25] + start[1:-1] + [0.75]
+    u, u_new = (ctypes.c_double * n)(*ghosted), (ctypes.c_double * n)()
+    rc = lib.launch("burgers_step_lagged", (3, 1, 1), (7, 1, 1), u, u_new, ctypes.c_int(n), c1, c2)
+    lagged = [
+        ghosted[i] + c1.value * (ghosted[i + 1] - 2.0 * ghosted[i] + ghosted[i - 1])
+        - ghosted[i] * c2.value * (ghosted[i + 1] - ghosted[i - 1])
+        for i in range(1, nx + 1)
+    ]
+    ghosts_ok = u_new[0] == ghosted[nx] and u_new[nx + 1] == ghosted[1]
+    check(rc == 0 and list(u_new)[1:-1] == lagged and ghosts_ok, "burgers_step_lagged")
+
 
 FUNCTIONAL = {"testing": run_testing, "burgers": run_burgers}
 
