@@ -23,6 +23,7 @@ status=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" tests 2>&1 | tee "$out/pytest-cuda.log"
     status=${PIPESTATUS[0]}
+    python3 scripts/leak_check.py > "$out/leaks.json" || status=1
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
