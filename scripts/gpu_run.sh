@@ -4,20 +4,30 @@
 # cuda backend and, if asked, the benchmarks. Logs go to $OUT (or ./gpu-out).
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
+#   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
 #   there: scripts/gpu_run.sh [tests|sanitize|bench|demo|all]   # default: all
+#   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 what="${1:-all}"
 out="${OUT:-$PWD/gpu-out}"
 mkdir -p "$out"
 site=/tmp/pygpu-site
+if [ "$what" = fetch-python ]; then
+    mkdir -p "$out/py312"
+    cp /usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0 /usr/lib/python3.12/_sysconfigdata__x86_64-linux-gnu.py "$out/py312/"
+    exit 0
+fi
 wheel=$(ls wheels/pygpu-*.whl 2>/dev/null | head -n1)
 if [ -z "$wheel" ]; then
     echo "gpu_run: no wheel in wheels/: run scripts/build_wheel.sh first" >&2
     exit 2
 fi
 python3 -m pip install -q --no-deps --no-index --no-compile --force-reinstall --target "$site" "$wheel" || exit 2
-export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 PYGPU_BACKEND=cuda
+export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 PYGPU_BACKEND=cuda MPLBACKEND=Agg
+if [ -x .device-libs/burger-demo ]; then
+    export BURGER_DEMO_BIN="$PWD/.device-libs/burger-demo"
+fi
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; python3 --version; } | tee "$out/machine.txt"
 status=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
@@ -39,6 +49,13 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
     done
 fi
 if [ "$what" = demo ] || [ "$what" = all ]; then
+    python3 demos/burger/burger.py --out "$out/burger-python" 2>&1 | tail -n 12 | tee "$out/burger-python.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    if [ -n "${BURGER_DEMO_BIN:-}" ]; then
+        syspath=$(python3 -c 'import sys; print(":".join(p for p in sys.path if p))')
+        PYTHONPATH="$syspath" "$BURGER_DEMO_BIN" --out "$out/burger-rust" --quiet --analysis-dir demos/burger 2>&1 | tail -n 12 | tee "$out/burger-rust.log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    fi
     if [ -f demos/burger/burger.py ]; then
         sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         "$sanitizer" --tool memcheck --error-exitcode 9 python3 demos/burger/burger.py --out "$out/burger" 2>&1 | tail -n 30 | tee "$out/sanitizer-burger.log"
@@ -47,5 +64,10 @@ if [ "$what" = demo ] || [ "$what" = all ]; then
 fi
 if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -d bench ]; then
     python3 bench/run.py --json "$out/bench.json" 2>&1 | tee "$out/bench.log" || status=1
+fi
+echo "gpu_run: status $status"
+if [ -n "${GPU_RUN_PACK:-}" ]; then
+    # The device tool returns at most 8 files: pack everything into one.
+    (cd "$out" && tar czf /tmp/gpu-out.tgz . && find . -mindepth 1 -delete && mv /tmp/gpu-out.tgz .)
 fi
 exit "$status"
