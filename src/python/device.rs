@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::errors::{take_last_error, CudaStatus};
+use super::errors::{take_last_error, CudaStatus, Status};
 use crate::runtime::{self, backend, error::error_name, error::error_string, DeviceProperties};
 
 /// Chooses the backend ("cuda", "hip" or "host") before the first GPU call.
@@ -20,14 +20,14 @@ pub fn backend_name() -> PyResult<&'static str> {
 }
 
 #[pyfunction(name = "cudaSetDevice")]
-pub fn cuda_set_device(device: i32) -> PyResult<CudaStatus> {
-    CudaStatus::from_result(&backend()?.set_device(device))
+pub fn cuda_set_device(device: i32) -> PyResult<Status> {
+    CudaStatus::from_result(&backend()?.set_device(device)).map(Status)
 }
 
 #[pyfunction(name = "cudaGetDevice")]
-pub fn cuda_get_device() -> PyResult<(i32, CudaStatus)> {
+pub fn cuda_get_device() -> PyResult<(i32, Status)> {
     let result = backend()?.get_device();
-    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+    Ok((*result.as_ref().unwrap_or(&0), Status(CudaStatus::from_result(&result)?)))
 }
 
 #[pyfunction(name = "cudaGetDeviceCount")]
@@ -37,10 +37,10 @@ pub fn cuda_get_device_count() -> PyResult<(i32, CudaStatus)> {
 }
 
 #[pyfunction(name = "cudaDeviceSynchronize")]
-pub fn cuda_device_synchronize(py: Python<'_>) -> PyResult<CudaStatus> {
+pub fn cuda_device_synchronize(py: Python<'_>) -> PyResult<Status> {
     let b = backend()?;
     let result = py.detach(|| b.device_synchronize());
-    CudaStatus::from_result(&result)
+    CudaStatus::from_result(&result).map(Status)
 }
 
 /// (free, total, status) in bytes for the current device.

@@ -239,6 +239,33 @@ impl CudaStatus {
     }
 }
 
+/// What a low-level call hands to Python: its status object, where success is one cached
+/// object, so the common case allocates nothing (`cudaError` is immutable).
+pub struct Status(pub CudaStatus);
+
+static SUCCESS_OBJECT: PyOnceLock<Py<CudaStatus>> = PyOnceLock::new();
+
+impl From<CudaStatus> for Status {
+    fn from(status: CudaStatus) -> Self {
+        Status(status)
+    }
+}
+
+impl<'py> IntoPyObject<'py> for Status {
+    type Target = CudaStatus;
+    type Output = Bound<'py, CudaStatus>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, CudaStatus>> {
+        let s = self.0;
+        if s.code == CudaStatus::SUCCESS.code && s.backend == CudaStatus::SUCCESS.backend {
+            let cached = SUCCESS_OBJECT.get_or_try_init(py, || Py::new(py, CudaStatus::SUCCESS))?;
+            return Ok(cached.bind(py).clone());
+        }
+        Bound::new(py, s)
+    }
+}
+
 pub fn take_last_error(reset: bool) -> CudaStatus {
     CudaStatus::from_code(last_error(reset))
 }

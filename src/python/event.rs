@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 
-use super::errors::{released, CudaStatus};
+use super::errors::{released, CudaStatus, Status};
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::{backend, error::record_error, Backend, Error, EventHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
 
@@ -94,27 +94,28 @@ impl Drop for CudaEvent {
 
 #[pyfunction(name = "cudaEventRecord")]
 #[pyo3(signature = (event, stream = None))]
-pub fn cuda_event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
+pub fn cuda_event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
     let b = backend()?;
-    CudaStatus::from_result(&b.event_record(event.get().handle()?, stream_handle(stream)?))
+    CudaStatus::from_result(&b.event_record(event.get().handle()?, stream_handle(stream)?)).map(Status)
 }
 
 #[pyfunction(name = "cudaEventSynchronize")]
-pub fn cuda_event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> {
+pub fn cuda_event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
     let b = backend()?;
     let h = event.get().handle()?;
     let result = super::stream::wait_until_done(py, || b.event_query(h))?;
-    CudaStatus::from_result(&result)
+    CudaStatus::from_result(&result).map(Status)
 }
 
 #[pyfunction(name = "cudaEventQuery")]
-pub fn cuda_event_query(event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> {
+pub fn cuda_event_query(event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
     let b = backend()?;
-    match b.event_query(event.get().handle()?) {
+    let status = match b.event_query(event.get().handle()?) {
         Ok(true) => Ok(CudaStatus::SUCCESS),
         Ok(false) => Ok(CudaStatus::from_code(crate::runtime::error::CUDA_ERROR_NOT_READY)),
         Err(e) => CudaStatus::from_result::<()>(&Err(e)),
-    }
+    };
+    status.map(Status)
 }
 
 /// (milliseconds, status) between two recorded events.

@@ -329,6 +329,19 @@ fn pack_prepared(args: &mut KernelArgs, kind: ParamKind, obj: &Bound<'_, PyAny>,
 /// (x, y, z) from an int or a tuple of 1 to 3 positive ints; missing entries are 1.
 fn dims(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[u32; 3]> {
     let bad = || PyValueError::new_err(format!("{what} must be a positive int or a tuple of 1 to 3 positive ints, not {obj}"));
+    let positive = |v: i64| u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(bad);
+    let mut out = [1u32; 3];
+    // Tuples first, item by item: trying them as an int would raise (and build) a
+    // TypeError on every launch.
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        if t.is_empty() || t.len() > 3 {
+            return Err(bad());
+        }
+        for (slot, item) in out.iter_mut().zip(t.iter()) {
+            *slot = positive(item.extract::<i64>().map_err(|_| bad())?)?;
+        }
+        return Ok(out);
+    }
     let values: Vec<i64> = if let Ok(n) = obj.extract::<i64>() {
         vec![n]
     } else {
@@ -337,9 +350,8 @@ fn dims(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[u32; 3]> {
     if values.is_empty() || values.len() > 3 {
         return Err(bad());
     }
-    let mut out = [1u32; 3];
     for (slot, v) in out.iter_mut().zip(values) {
-        *slot = u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(bad)?;
+        *slot = positive(v)?;
     }
     Ok(out)
 }

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 
-use super::errors::{released, CudaStatus};
+use super::errors::{released, CudaStatus, Status};
 use super::event::CudaEvent;
 use crate::runtime::{backend, error::record_error, Backend, Error, StreamHandle};
 
@@ -189,23 +189,24 @@ where
 /// Waits for the stream's work; see `wait_until_done`.
 #[pyfunction(name = "cudaStreamSynchronize")]
 #[pyo3(signature = (stream = None))]
-pub fn cuda_stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
+pub fn cuda_stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
     let b = backend()?;
     let h = stream_handle(stream)?;
     let result = wait_until_done(py, || b.stream_query(h))?;
-    CudaStatus::from_result(&result)
+    CudaStatus::from_result(&result).map(Status)
 }
 
 /// cudaSuccess when the stream is idle, cudaErrorNotReady (600) while work is pending.
 #[pyfunction(name = "cudaStreamQuery")]
 #[pyo3(signature = (stream = None))]
-pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<CudaStatus> {
+pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
     let b = backend()?;
-    match b.stream_query(stream_handle(stream)?) {
+    let status = match b.stream_query(stream_handle(stream)?) {
         Ok(true) => Ok(CudaStatus::SUCCESS),
         Ok(false) => Ok(CudaStatus::from_code(crate::runtime::error::CUDA_ERROR_NOT_READY)),
         Err(e) => CudaStatus::from_result::<()>(&Err(e)),
-    }
+    };
+    status.map(Status)
 }
 
 #[pyfunction(name = "cudaStreamWaitEvent")]
