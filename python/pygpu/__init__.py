@@ -8,6 +8,11 @@ Low-level calls keep PyGPU's names (``cudaSetDevice``, ``cudaStream_t``,
 
 from __future__ import annotations
 
+import importlib
+
+# Not typing.TYPE_CHECKING: importing typing would double the time `import pygpu` takes.
+TYPE_CHECKING = False
+
 from pygpu._pygpu import (
     BackendUnavailableError,
     CudaError,
@@ -80,21 +85,50 @@ from pygpu._pygpu import (
     set_backend,
 )
 from pygpu._kernels import load_kernels
-from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like
-from pygpu.gpuarray import (
-    GPUArray,
-    arange,
-    asarray,
-    empty,
-    empty_like,
-    from_dlpack,
-    ones,
-    ones_like,
-    to_gpu,
-    to_gpu_async,
-    zeros,
-    zeros_like,
-)
+from pygpu._kernels import load_kernels
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like
+    from pygpu.gpuarray import (
+        GPUArray,
+        arange,
+        asarray,
+        empty,
+        empty_like,
+        from_dlpack,
+        ones,
+        ones_like,
+        to_gpu,
+        to_gpu_async,
+        zeros,
+        zeros_like,
+    )
+
+# numpy takes most of `import pygpu`'s time; the parts that need it load on first use.
+_LAZY = {
+    **dict.fromkeys(["pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"], "pygpu._pinned"),
+    **dict.fromkeys(
+        ["GPUArray", "arange", "asarray", "empty", "empty_like", "from_dlpack", "ones", "ones_like",
+         "to_gpu", "to_gpu_async", "zeros", "zeros_like"],
+        "pygpu.gpuarray",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pygpu' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

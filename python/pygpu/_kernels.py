@@ -3,14 +3,14 @@ the active backend."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from pygpu._pygpu import CudaError, Module, backend
 
-KERNELS_DIR = Path(__file__).with_name("kernels")
+KERNELS_DIR = os.path.join(os.path.dirname(__file__), "kernels")
 
 
-def kernel_files(name: str) -> list[Path]:
+def kernel_files(name: str) -> list[str]:
     """The bundled code objects for kernel source ``name``, best first, for this backend."""
     kind = backend()
     if kind == "host":
@@ -21,14 +21,15 @@ def kernel_files(name: str) -> list[Path]:
         # The fatbin has native sm_80/sm_90 code but needs a CUDA 13 driver; the PTX
         # (ISA 8.0, compute_70) loads on any CUDA 12 or 13 driver and GPU.
         candidates = [f"{name}.fatbin", f"{name}.ptx"]
-    return [KERNELS_DIR / c for c in candidates]
+    return [os.path.join(KERNELS_DIR, c) for c in candidates]
 
 
 def load_kernels(name: str) -> Module:
     """Loads bundled kernel source ``name`` (e.g. "burgers") for the active backend."""
-    files = [f for f in kernel_files(name) if f.is_file()]
+    files = [f for f in kernel_files(name) if os.path.isfile(f)]
     if not files:
-        available = sorted({p.name.split(".")[0].removeprefix("lib") for p in KERNELS_DIR.glob("*.*")})
+        names = os.listdir(KERNELS_DIR) if os.path.isdir(KERNELS_DIR) else []
+        available = sorted({n.split(".")[0].removeprefix("lib") for n in names if "." in n and n != "BUILD_INFO.txt"})
         raise FileNotFoundError(
             f"no bundled kernels named {name!r} for the {backend()} backend in {KERNELS_DIR} "
             f"(available: {', '.join(available) or 'none: run kernels/build.sh'})"
