@@ -38,9 +38,11 @@ fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     # memcheck over the GPU suite (minus the tests that fault, exhaust memory or signal on
-    # purpose), then racecheck and initcheck over every bundled kernel.
+    # purpose, the long fuzzing and cycling runs, and the demo, which has its own), then
+    # racecheck and initcheck over every bundled kernel.
     "$sanitizer" --tool memcheck --error-exitcode 9 --target-processes all \
-        python3 -m pytest -q -p no:cacheprovider -o addopts="" -k "not fault and not out_of_memory and not ctrl_c and not 100k" tests \
+        python3 -m pytest -q -p no:cacheprovider -o addopts="" -k "not fault and not out_of_memory and not ctrl_c and not 100k" \
+        --ignore tests/test_fuzz.py --ignore tests/test_bench_smoke.py --ignore tests/test_burgers_demo.py tests \
         2>&1 | tail -n 40 | tee "$out/sanitizer-memcheck.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     for tool in racecheck initcheck; do
