@@ -69,7 +69,7 @@ if [ "$what" = demo ] || [ "$what" = all ]; then
     fi
 fi
 if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -d bench ]; then
-    python3 bench/run.py --json "$out/bench.json" 2>&1 | tee "$out/bench.log" || status=1
+    python3 bench/run.py --json "$out/bench.json" --rounds 3 --budget "${BENCH_BUDGET:-400}" 2>&1 | tee "$out/bench.log" || status=1
 fi
 echo "gpu_run: status $status"
 if [ -n "${GPU_RUN_PACK:-}" ]; then
