@@ -164,6 +164,8 @@ macro_rules! device_array {
         #[pyclass(name = $pyname, module = "pygpu")]
         pub struct $name($crate::array::ArrayCore<$t>);
 
+        // to_device/to_host are PyGPU's names, not conversions of self.
+        #[allow(clippy::wrong_self_convention)]
         #[pymethods]
         impl $name {
             #[new]

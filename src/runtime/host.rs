@@ -456,8 +456,8 @@ impl Backend for HostBackend {
         let (ptr, bytes) = library.global(name)?;
         // Register the variable like an allocation, so copies to and from it are checked.
         let mut state = self.state();
-        if !state.allocations.contains_key(&ptr) {
-            state.allocations.insert(ptr, (bytes, 0));
+        if let std::collections::btree_map::Entry::Vacant(slot) = state.allocations.entry(ptr) {
+            slot.insert((bytes, 0));
             state.module_globals.entry(module.0).or_default().push(ptr);
         }
         Ok((ptr, bytes))
