@@ -104,26 +104,65 @@ fn release_owner(owner: Option<Py<PyAny>>) {
     }
 }
 
-unsafe extern "C" fn delete_exported_legacy(managed: *mut DLManagedTensor) {
-    if managed.is_null() {
-        return;
-    }
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: manager_ctx is the Box<Exported<DLManagedTensor>> leaked by export, and the
-        // protocol calls the deleter exactly once.
-        let ctx = unsafe { Box::from_raw((*managed).manager_ctx as *mut Exported<DLManagedTensor>) };
-        let Exported { owner, .. } = *ctx;
-        release_owner(owner);
-    }));
+/// The two managed-tensor layouts (legacy and versioned), so that one deleter, one
+/// capsule destructor and one export path serve both.
+trait ManagedTensor: Sized {
+    /// The capsule name a producer gives it.
+    const NAME: &'static CStr;
+    /// A managed tensor describing `tensor`, whose deleter is `delete_exported::<Self>`.
+    fn new(tensor: DLTensor, flags: u64) -> Self;
+    fn dl_tensor(&mut self) -> &mut DLTensor;
+    fn manager_ctx(&mut self) -> &mut *mut c_void;
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)>;
 }
 
-unsafe extern "C" fn delete_exported_versioned(managed: *mut DLManagedTensorVersioned) {
+impl ManagedTensor for DLManagedTensor {
+    const NAME: &'static CStr = NAME_LEGACY;
+    fn new(tensor: DLTensor, _flags: u64) -> Self {
+        DLManagedTensor { dl_tensor: tensor, manager_ctx: std::ptr::null_mut(), deleter: Some(delete_exported::<Self>) }
+    }
+    fn dl_tensor(&mut self) -> &mut DLTensor {
+        &mut self.dl_tensor
+    }
+    fn manager_ctx(&mut self) -> &mut *mut c_void {
+        &mut self.manager_ctx
+    }
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
+    }
+}
+
+impl ManagedTensor for DLManagedTensorVersioned {
+    const NAME: &'static CStr = NAME_VERSIONED;
+    fn new(tensor: DLTensor, flags: u64) -> Self {
+        DLManagedTensorVersioned {
+            version: VERSION,
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete_exported::<Self>),
+            flags,
+            dl_tensor: tensor,
+        }
+    }
+    fn dl_tensor(&mut self) -> &mut DLTensor {
+        &mut self.dl_tensor
+    }
+    fn manager_ctx(&mut self) -> &mut *mut c_void {
+        &mut self.manager_ctx
+    }
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
+    }
+}
+
+/// The deleter of a tensor we exported: drops the box that owns shape, strides and owner.
+unsafe extern "C" fn delete_exported<M: ManagedTensor>(managed: *mut M) {
     if managed.is_null() {
         return;
     }
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: as in delete_exported_legacy.
-        let ctx = unsafe { Box::from_raw((*managed).manager_ctx as *mut Exported<DLManagedTensorVersioned>) };
+        // SAFETY: manager_ctx is the Box<Exported<M>> leaked by export, and the protocol
+        // calls the deleter exactly once.
+        let ctx = unsafe { Box::from_raw(*(*managed).manager_ctx() as *mut Exported<M>) };
         let Exported { owner, .. } = *ctx;
         release_owner(owner);
     }));
@@ -131,15 +170,15 @@ unsafe extern "C" fn delete_exported_versioned(managed: *mut DLManagedTensorVers
 
 /// The destructor of a capsule we produced: frees the tensor unless a consumer took it
 /// (and renamed the capsule).
-unsafe extern "C" fn capsule_destructor_legacy(capsule: *mut ffi::PyObject) {
+unsafe extern "C" fn capsule_destructor<M: ManagedTensor>(capsule: *mut ffi::PyObject) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: called by Python with the GIL held on a live capsule; IsValid never
         // raises, and GetPointer with the matching name cannot fail.
         unsafe {
-            if ffi::PyCapsule_IsValid(capsule, NAME_LEGACY.as_ptr()) == 1 {
-                let managed = ffi::PyCapsule_GetPointer(capsule, NAME_LEGACY.as_ptr()) as *mut DLManagedTensor;
+            if ffi::PyCapsule_IsValid(capsule, M::NAME.as_ptr()) == 1 {
+                let managed = ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) as *mut M;
                 if !managed.is_null() {
-                    if let Some(deleter) = (*managed).deleter {
+                    if let Some(deleter) = (*managed).deleter() {
                         with_saved_error(|| deleter(managed));
                     }
                 }
@@ -148,21 +187,43 @@ unsafe extern "C" fn capsule_destructor_legacy(capsule: *mut ffi::PyObject) {
     }));
 }
 
-unsafe extern "C" fn capsule_destructor_versioned(capsule: *mut ffi::PyObject) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: as in capsule_destructor_legacy.
-        unsafe {
-            if ffi::PyCapsule_IsValid(capsule, NAME_VERSIONED.as_ptr()) == 1 {
-                let managed =
-                    ffi::PyCapsule_GetPointer(capsule, NAME_VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
-                if !managed.is_null() {
-                    if let Some(deleter) = (*managed).deleter {
-                        with_saved_error(|| deleter(managed));
-                    }
-                }
-            }
-        }
-    }));
+/// Boxes the tensor with what it borrows and wraps it in a capsule (NULL with a Python
+/// error set if the capsule could not be made).
+fn export<M: ManagedTensor>(
+    ptr: u64,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+    dtype: DLDataType,
+    device: DLDevice,
+    flags: u64,
+    owner: Py<PyAny>,
+) -> *mut ffi::PyObject {
+    let empty = DLTensor {
+        data: std::ptr::null_mut(),
+        device,
+        ndim: 0,
+        dtype,
+        shape: std::ptr::null_mut(),
+        strides: std::ptr::null_mut(),
+        byte_offset: 0,
+    };
+    let mut boxed = Box::new(Exported { managed: M::new(empty, flags), shape, strides, owner: Some(owner) });
+    // The shape/strides buffers are boxed now and never move: point the tensor at them.
+    let Exported { managed, shape, strides, .. } = &mut *boxed;
+    *managed.dl_tensor() = tensor(ptr, shape, strides, dtype, device);
+    let raw = Box::into_raw(boxed);
+    // SAFETY: raw is a live box; it is its own manager context. The capsule takes it; its
+    // destructor (or the consumer, after renaming) calls the deleter, which reclaims the
+    // box exactly once.
+    unsafe { *(*raw).managed.manager_ctx() = raw as *mut c_void };
+    // SAFETY: the name is static; the destructor matches the name.
+    let capsule = unsafe { ffi::PyCapsule_New(raw as *mut c_void, M::NAME.as_ptr(), Some(capsule_destructor::<M>)) };
+    if capsule.is_null() {
+        // SAFETY: the capsule was not created, so nobody else owns raw. `Exported` is
+        // repr(C) with the managed tensor first, so raw is also a pointer to it.
+        unsafe { delete_exported::<M>(raw as *mut M) };
+    }
+    capsule
 }
 
 /// Runs `f` with any pending Python exception set aside (a destructor may run while one
@@ -221,73 +282,11 @@ pub fn dlpack_capsule(
     }
     let dtype = DLDataType { code: dtype_code, bits: dtype_bits, lanes: 1 };
     let device = DLDevice { device_type, device_id };
-    // SAFETY (both arms): the capsule takes the leaked box; its destructor (or the
-    // consumer, after renaming) calls the deleter, which reclaims the box exactly once.
-    // If PyCapsule_New fails, we reclaim it here instead.
     let capsule = if versioned {
-        let mut boxed = Box::new(Exported {
-            managed: DLManagedTensorVersioned {
-                version: VERSION,
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_exported_versioned),
-                flags: if readonly { FLAG_READ_ONLY } else { 0 } | if copied { FLAG_IS_COPIED } else { 0 },
-                dl_tensor: DLTensor {
-                    data: std::ptr::null_mut(),
-                    device,
-                    ndim: 0,
-                    dtype,
-                    shape: std::ptr::null_mut(),
-                    strides: std::ptr::null_mut(),
-                    byte_offset: 0,
-                },
-            },
-            shape,
-            strides,
-            owner: Some(owner),
-        });
-        let Exported { managed, shape, strides, .. } = &mut *boxed;
-        managed.dl_tensor = tensor(ptr, shape, strides, dtype, device);
-        let raw = Box::into_raw(boxed);
-        // SAFETY: raw is a live box; it is its own manager context.
-        unsafe { (*raw).managed.manager_ctx = raw as *mut c_void };
-        // SAFETY: name is static; the destructor matches the name.
-        let capsule = unsafe { ffi::PyCapsule_New(raw as *mut c_void, NAME_VERSIONED.as_ptr(), Some(capsule_destructor_versioned)) };
-        if capsule.is_null() {
-            // SAFETY: the capsule was not created, so nobody else owns raw.
-            unsafe { delete_exported_versioned(raw as *mut DLManagedTensorVersioned) };
-        }
-        capsule
+        let flags = if readonly { FLAG_READ_ONLY } else { 0 } | if copied { FLAG_IS_COPIED } else { 0 };
+        export::<DLManagedTensorVersioned>(ptr, shape, strides, dtype, device, flags, owner)
     } else {
-        let mut boxed = Box::new(Exported {
-            managed: DLManagedTensor {
-                dl_tensor: DLTensor {
-                    data: std::ptr::null_mut(),
-                    device,
-                    ndim: 0,
-                    dtype,
-                    shape: std::ptr::null_mut(),
-                    strides: std::ptr::null_mut(),
-                    byte_offset: 0,
-                },
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_exported_legacy),
-            },
-            shape,
-            strides,
-            owner: Some(owner),
-        });
-        let Exported { managed, shape, strides, .. } = &mut *boxed;
-        managed.dl_tensor = tensor(ptr, shape, strides, dtype, device);
-        let raw = Box::into_raw(boxed);
-        // SAFETY: raw is a live box; it is its own manager context.
-        unsafe { (*raw).managed.manager_ctx = raw as *mut c_void };
-        // SAFETY: name is static; the destructor matches the name.
-        let capsule = unsafe { ffi::PyCapsule_New(raw as *mut c_void, NAME_LEGACY.as_ptr(), Some(capsule_destructor_legacy)) };
-        if capsule.is_null() {
-            // SAFETY: the capsule was not created, so nobody else owns raw.
-            unsafe { delete_exported_legacy(raw as *mut DLManagedTensor) };
-        }
-        capsule
+        export::<DLManagedTensor>(ptr, shape, strides, dtype, device, 0, owner)
     };
     // SAFETY: a new reference, or NULL with the Python error set.
     Ok(unsafe { Bound::from_owned_ptr_or_err(py, capsule) }?.unbind())
