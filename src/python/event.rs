@@ -1,30 +1,27 @@
 //! `cudaEvent_t` and the event calls; same life cycle as streams.
 
-use std::sync::Mutex;
-
 use pyo3::prelude::*;
 
-use super::errors::{released, CudaStatus, Status};
+use super::errors::{CudaStatus, Status};
+use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::{backend, error::record_error, Backend, Error, EventHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
 
 #[pyclass(name = "cudaEvent_t", module = "pygpu", frozen, subclass)]
 pub struct CudaEvent {
-    handle: Mutex<Option<EventHandle>>,
+    handle: Releasable<EventHandle>,
     flags: u32,
     backend: &'static dyn Backend,
 }
 
 impl CudaEvent {
     pub fn handle(&self) -> PyResult<EventHandle> {
-        let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-        guard.ok_or_else(|| released("this cudaEvent_t"))
+        self.handle.get()
     }
 
     /// Destroys the handle now (pending work still completes); idempotent.
     fn destroy(&self) -> crate::runtime::Result<()> {
-        let taken = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
-        match taken {
+        match self.handle.take() {
             // SAFETY: the handle was live and has just been taken out, so it is destroyed once.
             Some(h) => unsafe { self.backend.event_destroy(h) },
             None => Ok(()),
@@ -46,7 +43,7 @@ impl CudaEvent {
         }
         let b = backend()?;
         let handle = b.event_create(flags)?;
-        Ok(CudaEvent { handle: Mutex::new(Some(handle)), flags, backend: b })
+        Ok(CudaEvent { handle: Releasable::new(handle, "this cudaEvent_t"), flags, backend: b })
     }
 
     #[getter(handle)]
@@ -69,21 +66,20 @@ impl CudaEvent {
 
     #[getter]
     fn closed(&self) -> bool {
-        self.handle.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+        self.handle.is_released()
     }
 
     fn __repr__(&self) -> String {
-        match *self.handle.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(h) => format!("<cudaEvent_t 0x{:x}>", h.0),
-            None => "<cudaEvent_t (closed)>".to_string(),
+        match self.handle.get() {
+            Ok(h) => format!("<cudaEvent_t 0x{:x}>", h.0),
+            Err(_) => "<cudaEvent_t (closed)>".to_string(),
         }
     }
 }
 
 impl Drop for CudaEvent {
     fn drop(&mut self) {
-        let taken = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = taken.filter(|_| !crate::runtime::in_forked_child()) {
+        if let Some(h) = self.handle.take_mut().filter(|_| !crate::runtime::in_forked_child()) {
             // SAFETY: last reference; destroyed exactly once.
             if let Err(e) = unsafe { self.backend.event_destroy(h) } {
                 record_error(e.code());

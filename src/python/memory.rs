@@ -3,13 +3,12 @@
 
 use std::ffi::{c_int, c_void, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use super::errors::released;
+use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::{DeviceBuffer, PinnedBuffer};
 use crate::runtime::{backend, BackendKind, DevicePtr, Error, StreamHandle};
@@ -20,7 +19,7 @@ const RELEASE_GIL_BYTES: usize = 1 << 20;
 /// Device memory owned by Python: freed with the last reference, or by `free()`.
 #[pyclass(module = "pygpu", frozen, subclass)]
 pub struct DeviceAllocation {
-    buffer: Mutex<Option<DeviceBuffer>>,
+    buffer: Releasable<DeviceBuffer>,
     /// Live buffer-protocol views (host backend): `free()` must wait until they are gone.
     exports: AtomicUsize,
     /// Kept after `free()` for repr and bounds messages.
@@ -36,17 +35,14 @@ impl DeviceAllocation {
             ptr: buffer.ptr(),
             bytes,
             device: buffer.device(),
-            buffer: Mutex::new(Some(buffer)),
+            buffer: Releasable::new(buffer, "this DeviceAllocation"),
             exports: AtomicUsize::new(0),
         })
     }
 
     /// The address, or the invalid-handle error once freed.
     pub fn live_ptr(&self) -> PyResult<DevicePtr> {
-        match *self.buffer.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(ref b) => Ok(b.ptr()),
-            None => Err(released("this DeviceAllocation")),
-        }
+        self.buffer.with(|b| b.ptr())
     }
 
     pub fn bytes(&self) -> usize {
@@ -90,18 +86,17 @@ impl DeviceAllocation {
 
     #[getter]
     fn freed(&self) -> bool {
-        self.buffer.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+        self.buffer.is_released()
     }
 
     /// Releases the memory now; later use raises. Idempotent.
     fn free(&self) -> PyResult<()> {
-        let mut guard = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
         if self.exports.load(Ordering::Acquire) > 0 {
             return Err(PyBufferError::new_err(
                 "cannot free this DeviceAllocation while numpy arrays or memoryviews of it exist",
             ));
         }
-        drop(guard.take());
+        drop(self.buffer.take());
         Ok(())
     }
 
@@ -115,18 +110,14 @@ impl DeviceAllocation {
 
     /// On the host backend device memory is host memory, so numpy can read it in place.
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
-        let (ptr, bytes) = {
-            let this = slf.get();
-            let guard = this.buffer.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(b) = guard.as_ref() else { return Err(released("this DeviceAllocation")) };
-            if b.backend().kind() != BackendKind::Host {
-                return Err(PyBufferError::new_err(
-                    "device memory is not host-addressable; copy it with memcpy_dtoh or use __cuda_array_interface__/DLPack",
-                ));
-            }
-            this.exports.fetch_add(1, Ordering::AcqRel);
-            (b.ptr() as *mut c_void, b.bytes())
-        };
+        let this = slf.get();
+        let (ptr, bytes, kind) = this.buffer.with(|b| (b.ptr() as *mut c_void, b.bytes(), b.backend().kind()))?;
+        if kind != BackendKind::Host {
+            return Err(PyBufferError::new_err(
+                "device memory is not host-addressable; copy it with memcpy_dtoh or use __cuda_array_interface__/DLPack",
+            ));
+        }
+        this.exports.fetch_add(1, Ordering::AcqRel);
         // SAFETY: ptr/bytes describe live memory owned by slf, which the view keeps alive
         // (fill_byte_view increments its reference count).
         unsafe { fill_byte_view(view, flags, ptr, bytes, slf.into_any()) }

@@ -6,4 +6,5 @@ pub mod event;
 pub mod interop;
 pub mod memory;
 pub mod module;
+pub mod releasable;
 pub mod stream;

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple, PyType};
 
-use super::errors::released;
+use super::releasable::Releasable;
 use super::memory::{DeviceAllocation, HostView};
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::DeviceBuffer;
@@ -21,20 +21,20 @@ use crate::runtime::{
 /// library (host). Unloaded with the last reference (functions keep it alive) or `close()`.
 #[pyclass(module = "pygpu", frozen)]
 pub struct Module {
-    handle: Mutex<Option<ModuleHandle>>,
+    handle: Releasable<ModuleHandle>,
     backend: &'static dyn Backend,
 }
 
 impl Module {
     fn handle(&self) -> PyResult<ModuleHandle> {
-        self.handle.lock().unwrap_or_else(|e| e.into_inner()).ok_or_else(|| released("this Module"))
+        self.handle.get()
     }
 
     fn load(py: Python<'_>, image: &[u8]) -> PyResult<Self> {
         let b = backend()?;
         // JIT-compiling PTX can take a while: let other threads run.
         let handle = py.detach(|| b.module_load(image))?;
-        Ok(Module { handle: Mutex::new(Some(handle)), backend: b })
+        Ok(Module { handle: Releasable::new(handle, "this Module"), backend: b })
     }
 }
 
@@ -77,8 +77,7 @@ impl Module {
 
     /// Unloads now; functions of this module must not be launched afterwards.
     fn close(&self) -> PyResult<()> {
-        let taken = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = taken {
+        if let Some(h) = self.handle.take() {
             // SAFETY: taken out of the object, so unloaded exactly once.
             unsafe { self.backend.module_unload(h) }?;
         }
@@ -88,8 +87,7 @@ impl Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
-        let taken = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = taken.filter(|_| !crate::runtime::in_forked_child()) {
+        if let Some(h) = self.handle.take_mut().filter(|_| !crate::runtime::in_forked_child()) {
             // SAFETY: last reference (functions hold one), so nothing launches from it.
             if let Err(e) = unsafe { self.backend.module_unload(h) } {
                 record_error(e.code());

@@ -1,17 +1,16 @@
 //! `cudaStream_t` and the stream calls. A stream is created by its constructor and
 //! destroyed with the object (or by `close()`); using it afterwards raises.
 
-use std::sync::Mutex;
-
 use pyo3::prelude::*;
 
-use super::errors::{released, CudaStatus, Status};
+use super::errors::{CudaStatus, Status};
+use super::releasable::Releasable;
 use super::event::CudaEvent;
 use crate::runtime::{backend, error::record_error, Backend, Error, StreamHandle};
 
 #[pyclass(name = "cudaStream_t", module = "pygpu", frozen, subclass)]
 pub struct CudaStream {
-    handle: Mutex<Option<StreamHandle>>,
+    handle: Releasable<StreamHandle>,
     device: i32,
     flags: u32,
     backend: &'static dyn Backend,
@@ -20,14 +19,12 @@ pub struct CudaStream {
 impl CudaStream {
     /// The live handle, or the invalid-handle error if it was closed.
     pub fn handle(&self) -> PyResult<StreamHandle> {
-        let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-        guard.ok_or_else(|| released("this cudaStream_t"))
+        self.handle.get()
     }
 
     /// Destroys the handle now (pending work still completes); idempotent.
     fn destroy(&self) -> crate::runtime::Result<()> {
-        let taken = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
-        match taken {
+        match self.handle.take() {
             // SAFETY: the handle was live and has just been taken out, so it is destroyed once.
             Some(h) => unsafe { self.backend.stream_destroy(h) },
             None => Ok(()),
@@ -73,7 +70,7 @@ impl CudaStream {
         let b = backend()?;
         let device = b.get_device()?;
         let handle = b.stream_create(flags)?;
-        Ok(CudaStream { handle: Mutex::new(Some(handle)), device, flags, backend: b })
+        Ok(CudaStream { handle: Releasable::new(handle, "this cudaStream_t"), device, flags, backend: b })
     }
 
     /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.
@@ -109,7 +106,7 @@ impl CudaStream {
 
     #[getter]
     fn closed(&self) -> bool {
-        self.handle.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+        self.handle.is_released()
     }
 
     /// Starts recording this stream's launches and copies into a graph instead of running them.
@@ -128,17 +125,16 @@ impl CudaStream {
     }
 
     fn __repr__(&self) -> String {
-        match *self.handle.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.0, self.device),
-            None => "<cudaStream_t (closed)>".to_string(),
+        match self.handle.get() {
+            Ok(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.0, self.device),
+            Err(_) => "<cudaStream_t (closed)>".to_string(),
         }
     }
 }
 
 impl Drop for CudaStream {
     fn drop(&mut self) {
-        let taken = self.handle.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = taken.filter(|_| !crate::runtime::in_forked_child()) {
+        if let Some(h) = self.handle.take_mut().filter(|_| !crate::runtime::in_forked_child()) {
             // SAFETY: last reference; the handle is destroyed exactly once.
             if let Err(e) = unsafe { self.backend.stream_destroy(h) } {
                 record_error(e.code());
