@@ -21,6 +21,7 @@ from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_ze
 from pygpu._pygpu import (
     ArgumentHandler,
     CudaError,
+    cudaError,
     DeviceAllocation,
     HostAllocation,
     LaunchError,
@@ -133,6 +134,14 @@ def memset_d32_async(dest: Any, data: int, count: int, stream: Any = None) -> No
 # ------------------------------------------------------------------------ streams, events
 
 
+def _ready(status: cudaError) -> bool:
+    """A query's answer: done (cudaSuccess), pending (cudaErrorNotReady), else raise."""
+    if status == 600:
+        return False
+    status.check()
+    return True
+
+
 class Stream(cudaStream_t):
     """A stream (``cudaStream_t``); ``handle`` is the raw handle as an int."""
 
@@ -140,13 +149,7 @@ class Stream(cudaStream_t):
         cudaStreamSynchronize(self).check()
 
     def is_done(self) -> bool:
-        status = cudaStreamQuery(self)
-        if status == 0:
-            return True
-        if status == 600:
-            return False
-        status.check()
-        return False
+        return _ready(cudaStreamQuery(self))
 
     def wait_for_event(self, event: cudaEvent_t) -> None:
         cudaStreamWaitEvent(self, event).check()
@@ -170,13 +173,7 @@ class Event(cudaEvent_t):
         return self
 
     def query(self) -> bool:
-        status = cudaEventQuery(self)
-        if status == 0:
-            return True
-        if status == 600:
-            return False
-        status.check()
-        return False
+        return _ready(cudaEventQuery(self))
 
     def time_since(self, event: cudaEvent_t) -> float:
         """Milliseconds from ``event`` to this event."""
