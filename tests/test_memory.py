@@ -191,3 +191,12 @@ def test_host_backend_device_memory_is_numpy_readable(backend: str) -> None:
     out = np.zeros(4)
     pygpu.memcpy_dtoh(out, dev)
     assert out[0] == 42
+
+
+def test_pinned_memory_larger_than_the_machine_is_refused() -> None:
+    # Found by the fuzzer on the GPU machine: the driver tried to pin 8 TiB and the kernel's
+    # OOM killer ended the process. Now it is an out-of-memory error, and pinning still works.
+    with pytest.raises(pygpu.CudaMemoryError):
+        pygpu.pagelocked_empty(2**40, np.float64)
+    pygpu.cudaGetLastError()
+    assert pygpu.pagelocked_zeros((4,), np.float64).sum() == 0

@@ -74,7 +74,7 @@ impl HostBackend {
             .unwrap_or(1);
         HostBackend {
             device_count,
-            total_memory: physical_memory(),
+            total_memory: super::memory::physical_memory(),
             state: Mutex::new(State::default()),
             next_handle: AtomicUsize::new(1),
         }
@@ -204,15 +204,6 @@ impl Default for HostBackend {
     }
 }
 
-fn physical_memory() -> usize {
-    // SAFETY: sysconf only reads system configuration.
-    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
-    if pages > 0 && page_size > 0 {
-        (pages as usize).saturating_mul(page_size as usize)
-    } else {
-        1 << 34
-    }
-}
 
 fn layout(bytes: usize) -> Result<Layout> {
     Layout::from_size_align(bytes, ALIGNMENT).map_err(|_| HostBackend::err(CUDA_ERROR_MEMORY_ALLOCATION))

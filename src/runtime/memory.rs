@@ -1,6 +1,7 @@
 //! Owned device and page-locked host memory: released exactly once, when dropped.
 
-use super::{backend, error::record_error, Backend, DevicePtr, Result};
+use super::error::{record_error, CUDA_ERROR_MEMORY_ALLOCATION};
+use super::{backend, Backend, DevicePtr, Error, Result};
 
 /// Device memory from the active backend's `malloc`.
 pub struct DeviceBuffer {
@@ -63,6 +64,11 @@ unsafe impl Sync for PinnedBuffer {}
 impl PinnedBuffer {
     pub fn new(bytes: usize) -> Result<Self> {
         let backend = backend()?;
+        // More page-locked memory than the machine has can never be pinned, and asking the
+        // driver for it gets the process killed by the kernel's OOM killer, not an error.
+        if bytes > physical_memory() {
+            return Err(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, backend.kind()));
+        }
         let ptr = backend.host_alloc(bytes)?;
         Ok(PinnedBuffer { ptr, bytes, backend })
     }
@@ -85,5 +91,16 @@ impl Drop for PinnedBuffer {
         if let Err(e) = unsafe { self.backend.host_free(self.ptr) } {
             record_error(e.code());
         }
+    }
+}
+
+/// The machine's physical memory in bytes.
+pub fn physical_memory() -> usize {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    if pages > 0 && page_size > 0 {
+        (pages as usize).saturating_mul(page_size as usize)
+    } else {
+        1 << 34
     }
 }
