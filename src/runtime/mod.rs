@@ -10,6 +10,7 @@ pub mod host;
 mod host_module;
 pub mod kernel;
 pub mod memory;
+pub mod rtc;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
