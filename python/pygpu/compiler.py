@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +161,10 @@ class _Plan:
             if keep:
                 print(f"*** {kind} options: {' '.join(self.options)}")
         if binary is None:
-            raise CompileError(f"{self.backend} compilation of the kernel source failed", command, stderr=log)
+            message = f"{self.backend} compilation of the kernel source failed"
+            if _TEXTURE_REFERENCE.search(self.source):
+                message += f" ({_NO_TEXTURES})"
+            raise CompileError(message, command, stderr=log)
         return binary
 
 
@@ -219,6 +223,7 @@ def compile(  # noqa: A001 - PyCUDA's name
     return binary
 
 
+_TEXTURE_REFERENCE = re.compile(r"\b(texture|surface)\s*<")
 _NO_TEXTURES = (
     "texture and surface references were removed in CUDA 12 and pygpu does not support them: "
     "pass the array as a plain pointer argument (read it with __ldg for the read-only cache), "
