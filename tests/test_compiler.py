@@ -8,14 +8,13 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
-import pytest
-
 import pygpu
 import pygpu.driver as cuda
+import pytest
 from pygpu import _pygpu, _rtc, compiler, gpuarray
 from pygpu.compiler import CompileError, SourceModule
 
@@ -309,7 +308,9 @@ def test_nvrtc_compiles_a_cubin_for_an_exact_architecture() -> None:
     output, gpu_arch = _rtc.nvrtc_target(library, (9, 0), None)
     assert (output, gpu_arch) == ("cubin", "sm_90")
     source = 'extern "C" {\n' + DOUBLE_ARRAY + "\n}"
-    binary, log = _pygpu.rtc_compile("nvrtc", library, source, "k.cu", [*options, f"--gpu-architecture={gpu_arch}"], output)
+    binary, log = _pygpu.rtc_compile(
+        "nvrtc", library, source, "k.cu", [*options, f"--gpu-architecture={gpu_arch}"], output
+    )
     assert binary is not None and binary.startswith(b"\x7fELF"), log
 
 

@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 
 __all__ = [
-    "CacheUnwritableError",
     "DEFAULT_MAX_BYTES",
+    "CacheUnwritableError",
     "cache_root",
     "load",
     "make_key",

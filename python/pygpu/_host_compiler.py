@@ -57,7 +57,15 @@ _GPU_ONLY = re.compile(
     r"--prec-sqrt=.*|-fmad=.*|--fmad=.*|-Xptxas.*|--ptxas-options.*|-arch.*|--gpu-architecture.*|-code.*|"
     r"--gpu-code.*|-dlto|--dlink-time-opt|-dopt.*|--dopt.*)$"
 )
-_GPU_ONLY_WITH_VALUE = {"-arch", "--gpu-architecture", "-code", "--gpu-code", "-Xptxas", "--ptxas-options", "-maxrregcount"}
+_GPU_ONLY_WITH_VALUE = {
+    "-arch",
+    "--gpu-architecture",
+    "-code",
+    "--gpu-code",
+    "-Xptxas",
+    "--ptxas-options",
+    "-maxrregcount",
+}
 
 _DEFAULT_TIMEOUT_S = 300.0
 
@@ -69,9 +77,7 @@ def host_header() -> Path:
     for candidate in (here / "include" / "pygpu_kernel.h", here.parent.parent / "kernels" / "pygpu_kernel.h"):
         if candidate.is_file():
             return candidate
-    raise FileNotFoundError(
-        f"the host kernel header pygpu_kernel.h is not in {here / 'include'}: reinstall pygpu"
-    )
+    raise FileNotFoundError(f"the host kernel header pygpu_kernel.h is not in {here / 'include'}: reinstall pygpu")
 
 
 _cxx_memo: dict[str | None, str] = {}
@@ -179,9 +185,11 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
 
 
 def host_source(source: str, no_extern_c: bool) -> str:
-    """The translation unit compiled for the host: the user's source, then the exports."""
+    """The translation unit compiled for the host: includes the user's source (kernel.cu),
+    then exports its kernels and globals."""
     kernels, variables = kernel_names(source)
-    body = source if no_extern_c else f'extern "C" {{\n{source}\n}}'
+    # The source stays in its own file, so the compiler's messages quote its own lines.
+    body = '#include "kernel.cu"' if no_extern_c else 'extern "C" {\n#include "kernel.cu"\n}'
     exports = [f"PYGPU_EXPORT({k})" for k in kernels]
     for v in variables:
         # The loader looks up pygpu_global_<name> (the variable's address) and its size.
@@ -189,7 +197,7 @@ def host_source(source: str, no_extern_c: bool) -> str:
             f'extern "C" {{ PYGPU_VISIBLE extern decltype({v}) pygpu_global_{v} __attribute__((alias("{v}"))); }}\n'
             f"PYGPU_API const std::size_t pygpu_global_size_{v} = sizeof({v});"
         )
-    return f'#line 1 "kernel.cu"\n{body}\n// pygpu: host exports\n' + "\n".join(exports) + "\n"
+    return f"{body}\n// pygpu: host exports\n" + "\n".join(exports) + "\n"
 
 
 # Defined only where the header does not define them (the host runtime may).
@@ -213,7 +221,8 @@ def host_build(
     try:
         folder = Path(workdir)
         (folder / "pygpu_prelude.h").write_text(_PRELUDE)
-        (folder / "kernel.cu").write_text(host_source(source, no_extern_c))
+        (folder / "kernel.cu").write_text(source)
+        (folder / "pygpu_build.cpp").write_text(host_source(source, no_extern_c))
         command = [
             cxx,
             *HOST_FLAGS,
@@ -224,16 +233,20 @@ def host_build(
             *translate_options(options),
             "-o",
             "kernel.so",
-            "kernel.cu",
+            "pygpu_build.cpp",
             "-lm",
         ]
         limit = timeout if timeout is not None else float(os.environ.get("PYGPU_COMPILE_TIMEOUT", _DEFAULT_TIMEOUT_S))
         try:
-            done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=limit)
+            done = subprocess.run(command, cwd=folder, capture_output=True, timeout=limit, check=False)
         except subprocess.TimeoutExpired as e:
-            output = e.stderr if isinstance(e.stderr, str) else (e.stderr or b"").decode(errors="replace")
-            return None, command, f"the compiler ran longer than {limit:g} s and was stopped (PYGPU_COMPILE_TIMEOUT)\n{output}"
-        log = (done.stdout + done.stderr).strip()
+            output = (e.stderr or b"").decode(errors="replace")
+            return (
+                None,
+                command,
+                f"the compiler ran longer than {limit:g} s and was stopped (PYGPU_COMPILE_TIMEOUT)\n{output}",
+            )
+        log = (done.stdout + done.stderr).decode(errors="replace").strip()
         if done.returncode < 0:
             name = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else "?"
             return None, command, f"the compiler was killed by signal {-done.returncode} ({name})\n{log}"

@@ -33,7 +33,7 @@ _NVRTC_WHEELS = [
 ]
 
 
-class NvrtcMissingError(BackendUnavailableError):  # type: ignore[misc]
+class NvrtcMissingError(BackendUnavailableError):
     """No runtime compiler library was found."""
 
 
@@ -43,17 +43,18 @@ def _nvrtc_candidates(driver_major: int | None) -> list[tuple[int | None, str]]:
     if env:
         return [(None, env)]
     for entry in sys.path:
-        for major, rel in _NVRTC_WHEELS:
+        for wheel_major, rel in _NVRTC_WHEELS:
             path = Path(entry or ".") / rel
             if path.is_file():
-                found.append((major, str(path)))
+                found.append((wheel_major, str(path)))
     roots = [os.environ.get("CONDA_PREFIX")]
     roots += [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME")]
     for i, root in enumerate(roots):
         if not root:
             continue
         for sub in ("lib",) if i == 0 else ("lib64", "lib"):
-            for major in (13, 12, None):
+            majors: tuple[int | None, ...] = (13, 12, None)
+            for major in majors:
                 name = f"libnvrtc.so.{major}" if major else "libnvrtc.so"
                 path = Path(root) / sub / name
                 if path.is_file():

@@ -88,6 +88,12 @@ def _include_dirs(options: list[str], include_dirs: list[str]) -> list[Path]:
     return dirs
 
 
+def _absolute_include(option: str) -> str:
+    if option.startswith("-I") and len(option) > 2:
+        return f"-I{os.path.abspath(option[2:])}"
+    return option
+
+
 class _Plan:
     """One compilation worked out: which compiler, which options, the cache key's parts."""
 
@@ -105,7 +111,8 @@ class _Plan:
         self.source = source
         self.no_extern_c = no_extern_c
         self.include_dirs = _include_dirs(options, include_dirs)
-        all_options = options + [f"-I{d}" for d in include_dirs]
+        # Absolute include folders: the host compiler runs in a temporary folder.
+        all_options = [_absolute_include(o) for o in options] + [f"-I{os.path.abspath(d)}" for d in include_dirs]
         self.library = ""
         self.output = "so"
         if self.backend == "host":
@@ -168,7 +175,7 @@ class _Plan:
         return binary
 
 
-def compile(  # noqa: A001 - PyCUDA's name
+def compile(
     source: str,
     nvcc: str = "nvcc",
     options: list[str] | None = None,
