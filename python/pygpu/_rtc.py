@@ -5,7 +5,7 @@ how PyCUDA's nvcc options map onto theirs. Loading and compiling happen in Rust
 NVRTC is searched, first found wins, in: ``$PYGPU_NVRTC`` (a file), the pip wheels
 ``nvidia-cuda-nvrtc`` (CUDA 13: ``nvidia/cu13/lib/libnvrtc.so.13``) and
 ``nvidia-cuda-nvrtc-cu12`` (``nvidia/cuda_nvrtc/lib/libnvrtc.so.12``) on ``sys.path``,
-``$CONDA_PREFIX/lib``, ``$CUDA_PATH``/``$CUDA_HOME`` (``lib64``, ``lib``), then the
+``$CONDA_PREFIX/lib``, ``$CUDA_PATH``/``$CUDA_HOME``/``/usr/local/cuda`` (``lib64``, ``lib``), then the
 system's library path (``libnvrtc.so.13``, ``.so.12``, ``.so``). When the driver's CUDA
 major is known, NVRTCs newer than the driver come last: their cubins may not load.
 """
@@ -48,7 +48,7 @@ def _nvrtc_candidates(driver_major: int | None) -> list[tuple[int | None, str]]:
             if path.is_file():
                 found.append((wheel_major, str(path)))
     roots = [os.environ.get("CONDA_PREFIX")]
-    roots += [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME")]
+    roots += [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"]
     for i, root in enumerate(roots):
         if not root:
             continue
