@@ -357,3 +357,40 @@ def test_missing_library_is_an_exception_not_a_crash(tmp_path: Path) -> None:
         _pygpu.rtc_compile("nvrtc", str(tmp_path / "missing.so"), "", "k.cu", [], "ptx")
     with pytest.raises(ValueError, match="unknown runtime compiler"):
         _pygpu.rtc_version("nvcc", str(tmp_path / "missing.so"))
+
+
+@pytest.fixture
+def cuda_without_gpu(monkeypatch: pytest.MonkeyPatch) -> str:
+    """compile() as on the cuda backend with an H200 (sm_90), NVRTC 12.0 from the toolchain:
+    everything but loading the binary runs without a GPU."""
+    if not TOOLCHAIN_NVRTC.is_file():
+        pytest.skip("kernels/build.sh cuda installs NVRTC 12.0 into kernels/.toolchain")
+    monkeypatch.setattr(pygpu, "backend", lambda: "cuda")
+    monkeypatch.setattr(compiler, "_device", lambda: ((9, 0), "Fake H200"))
+    monkeypatch.setenv("PYGPU_NVRTC", str(TOOLCHAIN_NVRTC))
+    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
+    return str(TOOLCHAIN_NVRTC)
+
+
+def test_cuda_compile_flow_without_a_gpu(cuda_without_gpu: str, private_cache: Path) -> None:
+    cubin = compiler.compile(DOUBLE_ARRAY, options=["-O3", "--use_fast_math", "-DX=1"])
+    assert cubin.startswith(b"\x7fELF")
+    assert len(list(private_cache.rglob("*.bin"))) == 1
+    assert compiler.compile(DOUBLE_ARRAY, options=["-O3", "--use_fast_math", "-DX=1"]) is cubin  # memo
+    ptx = compiler.compile(DOUBLE_ARRAY, target="ptx")
+    assert b".target sm_90" in ptx and b".entry double_array_new" in ptx  # extern "C": plain name
+    with pytest.raises(CompileError, match="NVRTC_ERROR_COMPILATION") as excinfo:
+        compiler.compile("__global__ void k() { undefined_name = 1; }")
+    assert excinfo.value.stderr and "undefined_name" in excinfo.value.stderr
+    with pytest.raises(CompileError, match="sm_1"):
+        compiler.compile(DOUBLE_ARRAY, arch="sm_1")
+    with pytest.raises(ValueError, match="no NVRTC equivalent"):
+        compiler.compile(DOUBLE_ARRAY, options=["-ccbin", "gcc"])
+    with pytest.raises(ValueError, match="fatbin"):
+        compiler.compile(DOUBLE_ARRAY, target="fatbin")
+
+
+def test_cuda_ptx_fallback_without_a_gpu(cuda_without_gpu: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiler, "_device", lambda: ((12, 1), "Fake future GPU"))
+    ptx = compiler.compile(DOUBLE_ARRAY)
+    assert b".target sm_90" in ptx, "PTX for the newest architecture NVRTC 12.0 knows"

@@ -77,6 +77,14 @@ def find_nvrtc(driver_major: int | None = None) -> str:
         return _nvrtc_memo[memo_key]
     tried = []
     for _major, candidate in _nvrtc_candidates(driver_major):
+        if "/" in candidate:
+            # A file found is taken without loading it (a cache hit never needs NVRTC);
+            # compiling with it reports a library that does not load.
+            if os.path.isfile(candidate):
+                _nvrtc_memo[memo_key] = candidate
+                return candidate
+            tried.append(f"{candidate}: no such file")
+            continue
         try:
             rtc_version("nvrtc", candidate)
         except BackendUnavailableError as e:

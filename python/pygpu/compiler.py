@@ -115,6 +115,8 @@ class _Plan:
         all_options = [_absolute_include(o) for o in options] + [f"-I{os.path.abspath(d)}" for d in include_dirs]
         self.library = ""
         self.output = "so"
+        self.capability = (0, 0)
+        self.arch: str | None = None
         if self.backend == "host":
             cxx = _host_compiler.find_cxx()
             header = str(_host_compiler.host_header())
@@ -139,12 +141,14 @@ class _Plan:
             # hiprtc compiles for the current device when no --offload-arch is given.
             self.target = arch or f"hip:{device_name}:{capability[0]}.{capability[1]}"
         else:
+            # Nothing here loads NVRTC: a cache hit never needs it. Whether NVRTC knows the
+            # GPU (cubin, else PTX) follows from the library and the device, both in the key.
             self.library = _rtc.find_nvrtc(_driver_major())
             if target == "ptx" and arch is None:
                 arch = f"compute_{capability[0]}{capability[1]}"
-            self.output, gpu_arch = _rtc.nvrtc_target(self.library, capability, arch)
-            rtc_options.append(f"--gpu-architecture={gpu_arch}")
-            self.target = gpu_arch
+            self.capability = capability
+            self.arch = arch
+            self.target = f"sm_{capability[0]}{capability[1]}:{arch or 'native'}"
         self.options = rtc_options
         self.identity = [_rtc.library_identity(self.library)]
 
@@ -152,7 +156,7 @@ class _Plan:
         return self.source if self.no_extern_c else f'extern "C" {{\n{self.source}\n}}\n'
 
     def key(self, headers: list[tuple[str, Path, bytes]]) -> str:
-        parts: list[str | bytes] = [self.backend, self.target, self.output, *self.identity]
+        parts: list[str | bytes] = [self.backend, self.target, *self.identity]
         parts += ["options", "\0".join(self.options), "extern-c", str(not self.no_extern_c), "source", self.source]
         for name, _path, digest in sorted(headers):
             parts += [name, digest]
@@ -163,8 +167,12 @@ class _Plan:
             binary, command, log = _host_compiler.host_build(self.source, self.options, self.no_extern_c, keep)
         else:
             kind = "hiprtc" if self.backend == "hip" else "nvrtc"
-            command = [kind, self.library, *self.options]
-            binary, log = rtc_compile(kind, self.library, self.wrapped_source(), "kernel.cu", self.options, self.output)
+            options = self.options
+            if kind == "nvrtc":
+                self.output, gpu_arch = _rtc.nvrtc_target(self.library, self.capability, self.arch)
+                options = [*options, f"--gpu-architecture={gpu_arch}"]
+            command = [kind, self.library, *options]
+            binary, log = rtc_compile(kind, self.library, self.wrapped_source(), "kernel.cu", options, self.output)
             if keep:
                 print(f"*** {kind} options: {' '.join(self.options)}")
         if binary is None:
