@@ -114,6 +114,18 @@ fn unavailable(kind: RtcKind, path: &Path, why: impl std::fmt::Display) -> Error
     Error::Unavailable(format!("cannot use {} at {}: {why}", kind.prefix(), path.display()))
 }
 
+/// The error and its causes: libloading's own text ("dlopen failed") leaves out dlerror's.
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}
+
 /// # Safety
 /// `T` is the C type of the symbol `name` in `library`.
 unsafe fn symbol<T: Copy>(library: &Library, kind: RtcKind, path: &Path, name: &str) -> Result<T> {
@@ -135,7 +147,7 @@ impl RuntimeCompiler {
             return Ok(rtc);
         }
         // SAFETY: NVRTC's and hiprtc's initialisers only set up the libraries themselves.
-        let library = unsafe { Library::new(path) }.map_err(|e| unavailable(kind, path, e))?;
+        let library = unsafe { Library::new(path) }.map_err(|e| unavailable(kind, path, with_sources(&e)))?;
         // SAFETY: each symbol has the C signature of the NVRTC/hiprtc headers (nvrtc.h, hiprtc.h).
         let rtc = unsafe {
             RuntimeCompiler {
