@@ -92,10 +92,10 @@ def find_nvrtc(driver_major: int | None = None) -> str:
             continue
         _nvrtc_memo[memo_key] = candidate
         return candidate
-    wheel = "nvidia-cuda-nvrtc-cu12" if driver_major == 12 else "nvidia-cuda-nvrtc"
+    extra = "nvrtc-cu12" if driver_major == 12 else "nvrtc"
     raise NvrtcMissingError(
         "SourceModule on the cuda backend needs NVRTC, the CUDA runtime compiler, and none was found: "
-        f"pip install pygpu[nvrtc] (or pip install {wheel}, matching your driver's CUDA major), "
+        f"pip install pygpu[{extra}] (pygpu[nvrtc] for a CUDA 13 driver, pygpu[nvrtc-cu12] for CUDA 12), "
         "or set PYGPU_NVRTC to a libnvrtc.so. Everything else in pygpu works without it.\n"
         + "\n".join(f"  tried: {t}" for t in tried[:8])
     )
