@@ -1,36 +1,17 @@
 """CUDA C that needs threads running together, compiled through SourceModule: shared memory
-(static and dynamic), barriers, atomics from many blocks, warp shuffles and votes.
-
-On a GPU backend these run as written. On the host they need the host runtime that runs a
-block's threads as fibers (branch hostrt, header python/pygpu/include/pygpu_kernel.h); until
-that header is the one compiled against, they are skipped with that reason."""
+(static and dynamic), barriers, atomics from many blocks, warp shuffles and votes. The same
+source on every backend (on the host, a block's threads run as fibers)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _host_compiler, compiler
+from pygpu import compiler
 from pygpu.compiler import SourceModule
-
-
-def _host_runs_cuda_c() -> bool:
-    try:
-        text = _host_compiler.host_header().read_text()
-    except FileNotFoundError:
-        return False
-    return re.search(r"#\s*define\s+__syncthreads\b|\b__syncthreads\s*\(\s*\)\s*(noexcept\s*)?\{", text) is not None
-
-
-pytestmark = pytest.mark.skipif(
-    pygpu.backend() == "host" and not _host_runs_cuda_c(),
-    reason="the host header has no __shared__/__syncthreads yet: needs the fiber runtime of branch hostrt",
-)
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ plain ``__global__`` function).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -22,9 +23,11 @@ from pathlib import Path
 __all__ = [
     "compiler_identity",
     "find_cxx",
+    "header_digest",
     "host_build",
     "host_header",
     "kernel_names",
+    "rewrite_dynamic_shared",
     "translate_options",
 ]
 
@@ -68,6 +71,17 @@ _GPU_ONLY_WITH_VALUE = {
 }
 
 _DEFAULT_TIMEOUT_S = 300.0
+
+
+def header_digest() -> bytes:
+    """SHA-256 over every file of the header's folder (pygpu_kernel.h and what it includes):
+    the host runtime's version, for cache keys."""
+    folder = host_header().parent
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp")):
+        h.update(str(path.relative_to(folder)).encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.digest()
 
 
 def host_header() -> Path:
@@ -184,6 +198,19 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
     return kernels, variables
 
 
+_DYNAMIC_SHARED = re.compile(
+    r"\bextern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_][\w:<>, ]*?[\s\*&]*?)\s*"
+    r"(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_]\w*)\s*\[\s*\]\s*;"
+)
+
+
+def rewrite_dynamic_shared(source: str) -> str:
+    """``extern __shared__ T name[];`` as ``PYGPU_DYNAMIC_SHARED(T, name);``: a C++ declaration
+    cannot name memory sized at launch, so the header gives it as a pointer (inside a function;
+    a namespace-scope declaration is not supported on the host). Lines stay where they were."""
+    return _DYNAMIC_SHARED.sub(lambda m: f"PYGPU_DYNAMIC_SHARED({m.group(1).strip()}, {m.group(2)});", source)
+
+
 def host_source(source: str, no_extern_c: bool) -> str:
     """The translation unit compiled for the host: includes the user's source (kernel.cu),
     then exports its kernels and globals."""
@@ -221,7 +248,7 @@ def host_build(
     try:
         folder = Path(workdir)
         (folder / "pygpu_prelude.h").write_text(_PRELUDE)
-        (folder / "kernel.cu").write_text(source)
+        (folder / "kernel.cu").write_text(rewrite_dynamic_shared(source))
         (folder / "pygpu_build.cpp").write_text(host_source(source, no_extern_c))
         command = [
             cxx,

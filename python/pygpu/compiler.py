@@ -16,7 +16,6 @@ process, so compiling the same source again reads no file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import re
@@ -121,7 +120,7 @@ class _Plan:
             cxx = _host_compiler.find_cxx()
             header = str(_host_compiler.host_header())
             if header not in _header_digest:
-                _header_digest[header] = hashlib.sha256(Path(header).read_bytes()).digest()
+                _header_digest[header] = _host_compiler.header_digest()
             self.options = all_options
             self.target = f"host-{platform.machine()}"
             self.identity = [_host_compiler.compiler_identity(cxx), _header_digest[header].hex()]
