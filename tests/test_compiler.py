@@ -174,6 +174,7 @@ def test_options_defines_and_include_dirs(tmp_path: Path) -> None:
 def test_no_extern_c_and_templates_helpers() -> None:
     source = """
     template <typename T> __device__ T twice(T v) { return v + v; }
+    namespace detail { __global__ void not_exported_on_the_host(double* x) {} }
     extern "C" __global__ void k(double* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }
     """
     mod = SourceModule(source, no_extern_c=True)
@@ -285,9 +286,11 @@ def test_host_kernel_discovery() -> None:
     static __device__ float hidden;
     __device__ __constant__ int both[3] = {1, 2, 3};
     __device__ float helper(float v) { return v; }
+    namespace ns { __global__ void inside_a_namespace(int* x) {} }
+    extern "C" { __global__ void in_a_block(int* x) {} }
     """
     kernels, variables = kernel_names(source)
-    assert kernels == ["bounded", "plain"]
+    assert kernels == ["bounded", "plain", "in_a_block"]
     assert variables == ["both"]
 
 

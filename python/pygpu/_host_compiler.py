@@ -173,15 +173,18 @@ def _depth_zero_text(code: str) -> str:
 
 
 def kernel_names(source: str) -> tuple[list[str], list[str]]:
-    """The ``__global__`` functions of the source in order (templates excepted) and its
-    namespace-scope ``__device__``/``__constant__`` variables."""
-    code = _COMMENT_OR_STRING.sub(_blank, source)
+    """The namespace-scope ``__global__`` functions of the source in order (templates and
+    kernels inside a ``namespace`` excepted) and its ``__device__``/``__constant__`` variables."""
+    # extern "C" { ... } is namespace scope too: look inside it by dropping its braces; blank
+    # everything inside other braces (function bodies, namespaces, classes).
+    flat = _COMMENT_OR_STRING.sub(_blank, re.sub(r'extern\s+"C"\s*\{', lambda e: " " * len(e.group(0)), source))
+    top = _depth_zero_text(flat)
     kernels: list[str] = []
-    for m in _GLOBAL.finditer(code):
-        start = max(code.rfind(";", 0, m.start()), code.rfind("}", 0, m.start()), code.rfind("{", 0, m.start()))
-        if re.search(r"\btemplate\b", code[start + 1 : m.start()]):
+    for m in _GLOBAL.finditer(top):
+        start = max(top.rfind(";", 0, m.start()), top.rfind("}", 0, m.start()), top.rfind("{", 0, m.start()))
+        if re.search(r"\btemplate\b", top[start + 1 : m.start()]):
             continue
-        rest = _LAUNCH_BOUNDS.sub(lambda b: " " * len(b.group(0)), code[m.end() :])
+        rest = _LAUNCH_BOUNDS.sub(lambda b: " " * len(b.group(0)), top[m.end() :])
         paren = rest.find("(")
         if paren < 0:
             continue
@@ -189,9 +192,6 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
         if name and name.group(1) not in kernels:
             kernels.append(name.group(1))
     variables: list[str] = []
-    # extern "C" { ... } is namespace scope too: look inside it by dropping its braces.
-    flat = re.sub(r'extern\s+"C"\s*\{', lambda e: " " * len(e.group(0)), _COMMENT_OR_STRING.sub(_blank, source))
-    top = _depth_zero_text(flat)
     for m in _VARIABLE.finditer(top):
         if "static" not in m.group(1) and m.group(3) not in variables:
             variables.append(m.group(3))
