@@ -1,6 +1,8 @@
 """CUDA C that needs threads running together, compiled through SourceModule: shared memory
 (static and dynamic), barriers, atomics from many blocks, warp shuffles and votes. The same
-source on every backend (on the host, a block's threads run as fibers)."""
+source on every backend. On the host they need the runtime that runs a block's threads as
+fibers (branch hostrt: python/pygpu/include/pygpu_kernel.h); until it is merged they are
+skipped there. Checked passing on the host with hostrt at 68abc3f merged."""
 
 from __future__ import annotations
 
@@ -8,10 +10,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import compiler
+from pygpu import _host_compiler, compiler
 from pygpu.compiler import SourceModule
+
+
+def _host_runs_cuda_c() -> bool:
+    """The fiber runtime's header declares PYGPU_DYNAMIC_SHARED; the old one has no shared memory."""
+    try:
+        return "PYGPU_DYNAMIC_SHARED" in _host_compiler.host_header().read_text()
+    except FileNotFoundError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(
+    pygpu.backend() == "host" and not _host_runs_cuda_c(),
+    reason="the host header has no __shared__/__syncthreads yet: needs the fiber runtime of branch hostrt",
+)
 
 
 @pytest.fixture(autouse=True)
