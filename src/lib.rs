@@ -14,6 +14,17 @@ mod _pygpu {
     use pyo3::prelude::*;
 
     #[pymodule_export]
+    use crate::array::{
+        DeviceArrayComplex128, DeviceArrayComplex64, DeviceArrayFloat32, DeviceArrayFloat64, DeviceArrayInt16,
+        DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32, DeviceArrayUint64,
+    };
+    #[pymodule_export]
+    use crate::ptr_wrapper::{
+        PointerWrapperComplex128, PointerWrapperComplex64, PointerWrapperFloat32, PointerWrapperFloat64,
+        PointerWrapperInt16, PointerWrapperInt32, PointerWrapperInt64, PointerWrapperUint16, PointerWrapperUint32,
+        PointerWrapperUint64,
+    };
+    #[pymodule_export]
     use crate::python::device::{
         backend_name, cuda_device_synchronize, cuda_get_device, cuda_get_device_count, cuda_get_error_name,
         cuda_get_error_string, cuda_get_last_error, cuda_mem_get_info, cuda_peek_at_last_error, cuda_set_device,
@@ -36,18 +47,6 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::stream::{
         cuda_stream_destroy, cuda_stream_query, cuda_stream_synchronize, cuda_stream_wait_event, CudaStream,
-    };
-    #[pymodule_export]
-    use crate::array::{
-        DeviceArrayComplex128, DeviceArrayComplex64, DeviceArrayFloat32, DeviceArrayFloat64,
-        DeviceArrayInt16, DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32,
-        DeviceArrayUint64,
-    };
-    #[pymodule_export]
-    use crate::ptr_wrapper::{
-        PointerWrapperComplex128, PointerWrapperComplex64, PointerWrapperFloat32, PointerWrapperFloat64,
-        PointerWrapperInt16, PointerWrapperInt32, PointerWrapperInt64, PointerWrapperUint16,
-        PointerWrapperUint32, PointerWrapperUint64,
     };
 
     #[pymodule_export]

@@ -444,7 +444,8 @@ unsafe fn read_tensor(t: *const DLTensor) -> PyResult<TensorView> {
     }
     let itemsize = i64::from(dtype.bits / 8);
     // SAFETY: ndim entries, per the caller.
-    let shape: Vec<i64> = if ndim == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, ndim) }.to_vec() };
+    let shape: Vec<i64> =
+        if ndim == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, ndim) }.to_vec() };
     if let Some(d) = shape.iter().find(|&&d| d < 0) {
         return Err(PyBufferError::new_err(format!("DLPack tensor has a negative extent ({d})")));
     }
@@ -521,7 +522,12 @@ pub fn dlpack_from_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<DLPackTensor>
             )));
         }
         // SAFETY: as above; addr_of avoids creating an intermediate reference.
-        (Managed::Versioned(m), unsafe { std::ptr::addr_of!((*m).dl_tensor) }, flags & FLAG_READ_ONLY != 0, Some((v.major, v.minor)))
+        (
+            Managed::Versioned(m),
+            unsafe { std::ptr::addr_of!((*m).dl_tensor) },
+            flags & FLAG_READ_ONLY != 0,
+            Some((v.major, v.minor)),
+        )
     } else {
         let m = raw as *mut DLManagedTensor;
         // SAFETY: a "dltensor" capsule holds a DLManagedTensor.
@@ -532,7 +538,9 @@ pub fn dlpack_from_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<DLPackTensor>
     let used = if versioned { NAME_USED_VERSIONED } else { NAME_USED_LEGACY };
     // SAFETY: a static name; from now on the capsule's destructor leaves the tensor alone.
     if unsafe { ffi::PyCapsule_SetName(obj, used.as_ptr()) } != 0 {
-        return Err(PyErr::take(capsule.py()).unwrap_or_else(|| PyBufferError::new_err("could not consume the capsule")));
+        return Err(
+            PyErr::take(capsule.py()).unwrap_or_else(|| PyBufferError::new_err("could not consume the capsule"))
+        );
     }
     Ok(DLPackTensor {
         _owned: Owned(managed),

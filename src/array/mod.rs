@@ -38,9 +38,7 @@ impl<T: Element + Copy> ArrayCore<T> {
             vec![n]
         } else {
             source.extract::<Vec<usize>>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "{type_name} takes a numpy array or a shape (tuple of non-negative ints)"
-                ))
+                PyTypeError::new_err(format!("{type_name} takes a numpy array or a shape (tuple of non-negative ints)"))
             })?
         };
         let total = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
@@ -49,10 +47,8 @@ impl<T: Element + Copy> ArrayCore<T> {
             _ => return Err(PyValueError::new_err(format!("shape {shape:?} is too large"))),
         }
         // Through numpy.zeros rather than PyArray::zeros, which panics when the allocation fails.
-        let host = py
-            .import("numpy")?
-            .call_method1("zeros", (shape, numpy::dtype::<T>(py)))?
-            .cast_into::<PyArrayDyn<T>>()?;
+        let host =
+            py.import("numpy")?.call_method1("zeros", (shape, numpy::dtype::<T>(py)))?.cast_into::<PyArrayDyn<T>>()?;
         Ok(ArrayCore { host: host.unbind(), device: None, last_status: 0 })
     }
 
@@ -100,12 +96,19 @@ impl<T: Element + Copy> ArrayCore<T> {
         })
     }
 
-    pub fn to_device(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>, type_name: &str) -> PyResult<CudaStatus> {
+    pub fn to_device(
+        &mut self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, CudaStream>>,
+        type_name: &str,
+    ) -> PyResult<CudaStatus> {
         let dst = self.device_ptr(type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
-        let host = self.host.bind(py).try_readonly().map_err(|e| {
-            PyValueError::new_err(format!("cannot read the host array of this {type_name}: {e}"))
-        })?;
+        let host = self
+            .host
+            .bind(py)
+            .try_readonly()
+            .map_err(|e| PyValueError::new_err(format!("cannot read the host array of this {type_name}: {e}")))?;
         let bytes = self.nbytes(py);
         let b = backend()?;
         // as_slice() also accepts Fortran order; the device copy is always C order.
@@ -126,7 +129,12 @@ impl<T: Element + Copy> ArrayCore<T> {
         self.status(result)
     }
 
-    pub fn to_host(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>, type_name: &str) -> PyResult<CudaStatus> {
+    pub fn to_host(
+        &mut self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, CudaStream>>,
+        type_name: &str,
+    ) -> PyResult<CudaStatus> {
         let src = self.device_ptr(type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
         let bytes = self.nbytes(py);
@@ -200,7 +208,10 @@ macro_rules! device_array {
                 let ptr = slf.borrow().0.device.as_ref().map(|b| b.ptr()).ok_or_else(|| {
                     PyValueError::new_err(concat!("this ", $pyname, " has no device memory yet: call allocate() first"))
                 })?;
-                Ok($crate::ptr_wrapper::$ptr($crate::ptr_wrapper::Pointer::unsafe_device(ptr, Some(slf.clone().into_any().unbind()))))
+                Ok($crate::ptr_wrapper::$ptr($crate::ptr_wrapper::Pointer::unsafe_device(
+                    ptr,
+                    Some(slf.clone().into_any().unbind()),
+                )))
             }
 
             fn size(&self, py: Python<'_>) -> usize {

@@ -58,7 +58,8 @@ macro_rules! pointer_wrapper {
                 if let Ok(array) = target.cast::<PyArrayDyn<$t>>() {
                     if !array.is_c_contiguous() {
                         return Err(PyValueError::new_err(concat!(
-                            $pyname, " needs a C-contiguous array: pass numpy.ascontiguousarray(a)"
+                            $pyname,
+                            " needs a C-contiguous array: pass numpy.ascontiguousarray(a)"
                         )));
                     }
                     return Ok($name($crate::ptr_wrapper::Pointer {
@@ -96,12 +97,7 @@ macro_rules! pointer_wrapper {
             }
 
             fn __repr__(&self) -> String {
-                format!(
-                    "<{} 0x{:x} ({})>",
-                    $pyname,
-                    self.0.address,
-                    if self.0.safe { "safe" } else { "unsafe" }
-                )
+                format!("<{} 0x{:x} ({})>", $pyname, self.0.address, if self.0.safe { "safe" } else { "unsafe" })
             }
         }
     };

@@ -27,18 +27,11 @@ struct Exceptions {
 
 static EXCEPTIONS: PyOnceLock<Exceptions> = PyOnceLock::new();
 
-fn new_class<'py>(
-    py: Python<'py>,
-    name: &str,
-    doc: &str,
-    bases: Vec<Bound<'py, PyType>>,
-) -> PyResult<Py<PyType>> {
+fn new_class<'py>(py: Python<'py>, name: &str, doc: &str, bases: Vec<Bound<'py, PyType>>) -> PyResult<Py<PyType>> {
     let dict = PyDict::new(py);
     dict.set_item("__module__", "pygpu")?;
     dict.set_item("__doc__", doc)?;
-    let class = py
-        .get_type::<PyType>()
-        .call1((name, PyTuple::new(py, bases)?, dict))?;
+    let class = py.get_type::<PyType>().call1((name, PyTuple::new(py, bases)?, dict))?;
     Ok(class.cast_into::<PyType>()?.unbind())
 }
 
@@ -57,21 +50,45 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         new_class(py, name, doc, bases)
     };
     let exceptions = Exceptions {
-        memory: sub("CudaMemoryError", "The device (or pinned host memory) is out of memory.", Some(py.get_type::<PyMemoryError>()))?,
-        invalid_value: sub("InvalidValueError", "An argument was rejected by the runtime.", Some(py.get_type::<PyValueError>()))?,
+        memory: sub(
+            "CudaMemoryError",
+            "The device (or pinned host memory) is out of memory.",
+            Some(py.get_type::<PyMemoryError>()),
+        )?,
+        invalid_value: sub(
+            "InvalidValueError",
+            "An argument was rejected by the runtime.",
+            Some(py.get_type::<PyValueError>()),
+        )?,
         invalid_device: sub("InvalidDeviceError", "No device has this ordinal.", Some(py.get_type::<PyValueError>()))?,
         no_device: sub("NoDeviceError", "The driver is present but sees no device.", None)?,
-        invalid_handle: sub("InvalidHandleError", "A stream, event or other handle is not valid (released, or of another device).", Some(py.get_type::<PyValueError>()))?,
+        invalid_handle: sub(
+            "InvalidHandleError",
+            "A stream, event or other handle is not valid (released, or of another device).",
+            Some(py.get_type::<PyValueError>()),
+        )?,
         not_ready: sub("NotReadyError", "Work is still pending.", None)?,
         launch: sub("LaunchError", "A kernel launch failed or a kernel faulted.", None)?,
         module: sub("ModuleError", "A code object did not load, or has no kernel or global of that name.", None)?,
-        unavailable: sub("BackendUnavailableError", "The requested backend cannot be used on this machine.", Some(py.get_type::<PyRuntimeError>()))?,
+        unavailable: sub(
+            "BackendUnavailableError",
+            "The requested backend cannot be used on this machine.",
+            Some(py.get_type::<PyRuntimeError>()),
+        )?,
         base,
     };
     let ex = EXCEPTIONS.get_or_init(py, || exceptions);
     for class in [
-        &ex.base, &ex.memory, &ex.invalid_value, &ex.invalid_device, &ex.no_device,
-        &ex.invalid_handle, &ex.not_ready, &ex.launch, &ex.module, &ex.unavailable,
+        &ex.base,
+        &ex.memory,
+        &ex.invalid_value,
+        &ex.invalid_device,
+        &ex.no_device,
+        &ex.invalid_handle,
+        &ex.not_ready,
+        &ex.launch,
+        &ex.module,
+        &ex.unavailable,
     ] {
         let class = class.bind(py);
         m.add(class.name()?, class)?;

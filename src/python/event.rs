@@ -5,7 +5,9 @@ use pyo3::prelude::*;
 use super::errors::{CudaStatus, Status};
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
-use crate::runtime::{backend, error::record_error, Backend, Error, EventHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
+use crate::runtime::{
+    backend, error::record_error, Backend, Error, EventHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING,
+};
 
 #[pyclass(name = "cudaEvent_t", module = "pygpu", frozen, subclass)]
 pub struct CudaEvent {
@@ -116,7 +118,10 @@ pub fn cuda_event_query(event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
 
 /// (milliseconds, status) between two recorded events.
 #[pyfunction(name = "cudaEventElapsedTime")]
-pub fn cuda_event_elapsed_time(start: &Bound<'_, CudaEvent>, end: &Bound<'_, CudaEvent>) -> PyResult<(f32, CudaStatus)> {
+pub fn cuda_event_elapsed_time(
+    start: &Bound<'_, CudaEvent>,
+    end: &Bound<'_, CudaEvent>,
+) -> PyResult<(f32, CudaStatus)> {
     let b = backend()?;
     let result = b.event_elapsed_ms(start.get().handle()?, end.get().handle()?);
     Ok((*result.as_ref().unwrap_or(&0.0), CudaStatus::from_result(&result)?))

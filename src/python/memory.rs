@@ -171,7 +171,13 @@ impl HostAllocation {
 /// # Safety
 /// `view` is the struct Python passed to `__getbuffer__`; `ptr` is valid for `bytes`
 /// for as long as `owner` lives.
-unsafe fn fill_byte_view(view: *mut ffi::Py_buffer, flags: c_int, ptr: *mut c_void, bytes: usize, owner: Bound<'_, PyAny>) -> PyResult<()> {
+unsafe fn fill_byte_view(
+    view: *mut ffi::Py_buffer,
+    flags: c_int,
+    ptr: *mut c_void,
+    bytes: usize,
+    owner: Bound<'_, PyAny>,
+) -> PyResult<()> {
     if view.is_null() {
         return Err(PyBufferError::new_err("view is null"));
     }
@@ -214,7 +220,8 @@ unsafe fn release_byte_view(view: *mut ffi::Py_buffer) {
 }
 
 pub fn byte_count(nbytes: isize) -> PyResult<usize> {
-    usize::try_from(nbytes).map_err(|_| Error::InvalidArgument(format!("a size cannot be negative (got {nbytes})")).into())
+    usize::try_from(nbytes)
+        .map_err(|_| Error::InvalidArgument(format!("a size cannot be negative (got {nbytes})")).into())
 }
 
 /// A device address from a DeviceAllocation, or any object convertible to int (as PyCUDA
@@ -347,7 +354,12 @@ pub fn mem_get_info() -> PyResult<(usize, usize)> {
 /// Copies the whole of the C-contiguous host buffer `src` to the device address `dest`.
 #[pyfunction]
 #[pyo3(signature = (dest, src, stream = None))]
-pub fn memcpy_htod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memcpy_htod(
+    py: Python<'_>,
+    dest: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (dst, capacity) = device_address(dest)?;
     let buf = HostView::get(src, false)?;
     let bytes = buf.len();
@@ -363,7 +375,12 @@ pub fn memcpy_htod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAn
 /// Fills the whole C-contiguous writable host buffer `dest` from the device address `src`.
 #[pyfunction]
 #[pyo3(signature = (dest, src, stream = None))]
-pub fn memcpy_dtoh(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memcpy_dtoh(
+    py: Python<'_>,
+    dest: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (src_ptr, capacity) = device_address(src)?;
     let buf = HostView::get(dest, true)?;
     let bytes = buf.len();
@@ -380,14 +397,25 @@ pub fn memcpy_dtoh(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAn
 /// Copies `size` bytes between device addresses (default: the smaller allocation).
 #[pyfunction]
 #[pyo3(signature = (dest, src, size = None, stream = None))]
-pub fn memcpy_dtod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, size: Option<isize>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memcpy_dtod(
+    py: Python<'_>,
+    dest: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    size: Option<isize>,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (dst, dst_cap) = device_address(dest)?;
     let (src_ptr, src_cap) = device_address(src)?;
     let bytes = match size {
         Some(n) => byte_count(n)?,
         None => match (dst_cap, src_cap) {
             (Some(a), Some(b)) => a.min(b),
-            _ => return Err(Error::InvalidArgument("memcpy_dtod needs size= when an address is a plain int".to_string()).into()),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "memcpy_dtod needs size= when an address is a plain int".to_string(),
+                )
+                .into())
+            }
         },
     };
     check_fits("memcpy_dtod destination", bytes, dst_cap)?;
@@ -397,10 +425,17 @@ pub fn memcpy_dtod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAn
     run_copy(py, bytes, s.is_some(), move || b.memcpy_dtod(dst, src_ptr, bytes, s))
 }
 
-fn memset(dest: &Bound<'_, PyAny>, value: u32, element_size: usize, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+fn memset(
+    dest: &Bound<'_, PyAny>,
+    value: u32,
+    element_size: usize,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (dst, capacity) = device_address(dest)?;
     let count = byte_count(count)?;
-    let bytes = count.checked_mul(element_size).ok_or_else(|| Error::InvalidArgument("memset count overflows".to_string()))?;
+    let bytes =
+        count.checked_mul(element_size).ok_or_else(|| Error::InvalidArgument("memset count overflows".to_string()))?;
     check_fits("memset", bytes, capacity)?;
     let s = optional_stream(stream)?;
     Ok(backend()?.memset(dst, value, element_size, count, s)?)
@@ -409,20 +444,35 @@ fn memset(dest: &Bound<'_, PyAny>, value: u32, element_size: usize, count: isize
 /// Sets `count` bytes to `value`.
 #[pyfunction]
 #[pyo3(signature = (dest, value, count, stream = None))]
-pub fn memset_d8(dest: &Bound<'_, PyAny>, value: u8, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memset_d8(
+    dest: &Bound<'_, PyAny>,
+    value: u8,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     memset(dest, value.into(), 1, count, stream)
 }
 
 /// Sets `count` 16-bit words to `value`.
 #[pyfunction]
 #[pyo3(signature = (dest, value, count, stream = None))]
-pub fn memset_d16(dest: &Bound<'_, PyAny>, value: u16, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memset_d16(
+    dest: &Bound<'_, PyAny>,
+    value: u16,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     memset(dest, value.into(), 2, count, stream)
 }
 
 /// Sets `count` 32-bit words to `value`.
 #[pyfunction]
 #[pyo3(signature = (dest, value, count, stream = None))]
-pub fn memset_d32(dest: &Bound<'_, PyAny>, value: u32, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memset_d32(
+    dest: &Bound<'_, PyAny>,
+    value: u32,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     memset(dest, value, 4, count, stream)
 }

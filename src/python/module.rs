@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple, PyType};
 
-use super::releasable::Releasable;
 use super::memory::{DeviceAllocation, HostView};
+use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::DeviceBuffer;
 use crate::runtime::{
@@ -147,7 +147,9 @@ impl ParamKind {
 }
 
 fn parse_signature(arg_types: &Bound<'_, PyAny>) -> PyResult<Vec<ParamKind>> {
-    let bad = |what: String| PyValueError::new_err(format!("prepare(): {what}; use struct characters such as \"PiPd\" or numpy types"));
+    let bad = |what: String| {
+        PyValueError::new_err(format!("prepare(): {what}; use struct characters such as \"PiPd\" or numpy types"))
+    };
     if let Ok(s) = arg_types.cast::<PyString>() {
         return s
             .to_str()?
@@ -170,7 +172,11 @@ fn parse_signature(arg_types: &Bound<'_, PyAny>) -> PyResult<Vec<ParamKind>> {
         }
         let dtype = numpy.call_method1("dtype", (&item,)).map_err(|_| bad(format!("{item} is not a type")))?;
         let c: String = dtype.getattr("char")?.extract()?;
-        let kind = c.chars().next().and_then(ParamKind::from_dtype_char).ok_or_else(|| bad(format!("unsupported type {item}")))?;
+        let kind = c
+            .chars()
+            .next()
+            .and_then(ParamKind::from_dtype_char)
+            .ok_or_else(|| bad(format!("unsupported type {item}")))?;
         kinds.push(kind);
     }
     Ok(kinds)
@@ -203,7 +209,8 @@ impl ArgumentHandler {
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let shape = slf.get().array.bind(slf.py()).getattr("shape").map(|s| s.to_string()).unwrap_or_else(|_| "?".into());
+        let shape =
+            slf.get().array.bind(slf.py()).getattr("shape").map(|s| s.to_string()).unwrap_or_else(|_| "?".into());
         Ok(format!("{}(array of shape {shape})", slf.get_type().name()?))
     }
 
@@ -214,7 +221,9 @@ impl ArgumentHandler {
             "in" => (true, false),
             "out" => (false, true),
             "inout" => (true, true),
-            other => return Err(PyValueError::new_err(format!("direction must be 'in', 'out' or 'inout', not {other:?}"))),
+            other => {
+                return Err(PyValueError::new_err(format!("direction must be 'in', 'out' or 'inout', not {other:?}")))
+            }
         };
         HostView::get(array, copy_out)?;
         Ok(ArgumentHandler { array: array.clone().unbind(), copy_in, copy_out })
@@ -326,7 +335,9 @@ fn pack_prepared(args: &mut KernelArgs, kind: ParamKind, obj: &Bound<'_, PyAny>,
 
 /// (x, y, z) from an int or a tuple of 1 to 3 positive ints; missing entries are 1.
 fn dims(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[u32; 3]> {
-    let bad = || PyValueError::new_err(format!("{what} must be a positive int or a tuple of 1 to 3 positive ints, not {obj}"));
+    let bad = || {
+        PyValueError::new_err(format!("{what} must be a positive int or a tuple of 1 to 3 positive ints, not {obj}"))
+    };
     let positive = |v: i64| u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(bad);
     let mut out = [1u32; 3];
     // Tuples first, item by item: trying them as an int would raise (and build) a
@@ -340,11 +351,8 @@ fn dims(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[u32; 3]> {
         }
         return Ok(out);
     }
-    let values: Vec<i64> = if let Ok(n) = obj.extract::<i64>() {
-        vec![n]
-    } else {
-        obj.extract::<Vec<i64>>().map_err(|_| bad())?
-    };
+    let values: Vec<i64> =
+        if let Ok(n) = obj.extract::<i64>() { vec![n] } else { obj.extract::<Vec<i64>>().map_err(|_| bad())? };
     if values.is_empty() || values.len() > 3 {
         return Err(bad());
     }
@@ -382,7 +390,10 @@ impl Function {
             self.name, config.grid, config.block, config.shared_bytes
         );
         if self.max_threads_per_block > 0 && threads > self.max_threads_per_block as u64 {
-            detail += &format!(": the block has {threads} threads, this kernel allows at most {}", self.max_threads_per_block);
+            detail += &format!(
+                ": the block has {threads} threads, this kernel allows at most {}",
+                self.max_threads_per_block
+            );
         }
         Error::Detailed { code, backend, detail }
     }
@@ -428,11 +439,9 @@ impl Function {
     }
 
     fn prepared_kinds(&self) -> PyResult<Vec<ParamKind>> {
-        self.prepared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .ok_or_else(|| PyValueError::new_err(format!("{} has not been prepared: call prepare(arg_types) first", self.name)))
+        self.prepared.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
+            PyValueError::new_err(format!("{} has not been prepared: call prepare(arg_types) first", self.name))
+        })
     }
 
     fn call_prepared(

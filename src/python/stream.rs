@@ -4,8 +4,8 @@
 use pyo3::prelude::*;
 
 use super::errors::{CudaStatus, Status};
-use super::releasable::Releasable;
 use super::event::CudaEvent;
+use super::releasable::Releasable;
 use crate::runtime::{backend, error::record_error, Backend, Error, StreamHandle};
 
 #[pyclass(name = "cudaStream_t", module = "pygpu", frozen, subclass)]
@@ -207,7 +207,11 @@ pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Sta
 
 #[pyfunction(name = "cudaStreamWaitEvent")]
 #[pyo3(signature = (stream, event, flags = 0))]
-pub fn cuda_stream_wait_event(stream: Option<&Bound<'_, CudaStream>>, event: &Bound<'_, CudaEvent>, flags: u32) -> PyResult<CudaStatus> {
+pub fn cuda_stream_wait_event(
+    stream: Option<&Bound<'_, CudaStream>>,
+    event: &Bound<'_, CudaEvent>,
+    flags: u32,
+) -> PyResult<CudaStatus> {
     if flags != 0 {
         return Err(Error::InvalidArgument(format!("cudaStreamWaitEvent flags must be 0, not {flags}")).into());
     }

@@ -12,12 +12,15 @@ use std::ptr::null_mut;
 use std::sync::OnceLock;
 
 use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUmodule, CUstream, CUuuid,
+    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUmodule,
+    CUstream, CUuuid,
 };
 use libloading::Library;
 
 use super::error::CUDA_ERROR_INVALID_DEVICE;
-use super::kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
+use super::kernel::{
+    FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle,
+};
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
 
 /// The oldest driver whose API we rely on: CUDA 12.0.
@@ -146,20 +149,16 @@ impl CudaBackend {
     pub fn new() -> Result<Self> {
         let candidates = cudarc::get_lib_name_candidates("cuda");
         // SAFETY: loading the NVIDIA driver runs only its own initialisers.
-        let lib = candidates
-            .iter()
-            .find_map(|name| unsafe { Library::new(name) }.ok())
-            .ok_or_else(|| {
-                Error::Unavailable(format!(
-                    "the NVIDIA driver library was not found (looked for libcuda.so.1 and {} other names); \
+        let lib = candidates.iter().find_map(|name| unsafe { Library::new(name) }.ok()).ok_or_else(|| {
+            Error::Unavailable(format!(
+                "the NVIDIA driver library was not found (looked for libcuda.so.1 and {} other names); \
                      install the NVIDIA driver, or use another backend",
-                    candidates.len() - 1
-                ))
-            })?;
-        // SAFETY: lib is the driver library; the table's signatures match cuda.h.
-        let api = unsafe { DriverApi::load(&lib) }.map_err(|e| {
-            Error::Unavailable(format!("{e}; pygpu needs an NVIDIA driver for CUDA 12.0 or newer"))
+                candidates.len() - 1
+            ))
         })?;
+        // SAFETY: lib is the driver library; the table's signatures match cuda.h.
+        let api = unsafe { DriverApi::load(&lib) }
+            .map_err(|e| Error::Unavailable(format!("{e}; pygpu needs an NVIDIA driver for CUDA 12.0 or newer")))?;
         let mut version: c_int = 0;
         // SAFETY: valid out-pointer.
         unsafe { (api.cuDriverGetVersion)(&mut version) };
@@ -394,7 +393,14 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, s: Option<StreamHandle>) -> Result<()> {
+    fn memset(
+        &self,
+        dst: DevicePtr,
+        value: u32,
+        element_size: usize,
+        count: usize,
+        s: Option<StreamHandle>,
+    ) -> Result<()> {
         if count == 0 {
             return Ok(());
         }
@@ -405,7 +411,11 @@ impl Backend for CudaBackend {
                 1 => (self.api.cuMemsetD8Async)(dst, value as u8, count, stream(s)),
                 2 => (self.api.cuMemsetD16Async)(dst, value as u16, count, stream(s)),
                 4 => (self.api.cuMemsetD32Async)(dst, value, count, stream(s)),
-                _ => return Err(Error::InvalidArgument(format!("memset element size must be 1, 2 or 4, not {element_size}"))),
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "memset element size must be 1, 2 or 4, not {element_size}"
+                    )))
+                }
             }
         })?;
         if s.is_none() {
@@ -516,15 +526,30 @@ impl Backend for CudaBackend {
         // SAFETY: data is a NUL-terminated image; the log buffers live across the call and
         // their sizes are given; options and values have the same length.
         let code = unsafe {
-            (self.api.cuModuleLoadDataEx)(&mut module, data.as_ptr() as *const c_void, options.len() as c_uint, options.as_mut_ptr(), values.as_mut_ptr())
+            (self.api.cuModuleLoadDataEx)(
+                &mut module,
+                data.as_ptr() as *const c_void,
+                options.len() as c_uint,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
         };
         if code != 0 {
-            let log = |buf: &[u8]| String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]).trim().to_string();
-            let detail = [log(&error_log), log(&info_log)].into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
+            let log = |buf: &[u8]| {
+                String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())])
+                    .trim()
+                    .to_string()
+            };
+            let detail =
+                [log(&error_log), log(&info_log)].into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
             return Err(Error::Detailed {
                 code,
                 backend: BackendKind::Cuda,
-                detail: if detail.is_empty() { "the JIT log is empty".to_string() } else { format!("JIT log:\n{detail}") },
+                detail: if detail.is_empty() {
+                    "the JIT log is empty".to_string()
+                } else {
+                    format!("JIT log:\n{detail}")
+                },
             });
         }
         Ok(ModuleHandle(module as usize))
@@ -542,7 +567,11 @@ impl Backend for CudaBackend {
         // SAFETY: live module (kept alive by its owner), NUL-terminated name, valid out-pointer.
         let code = unsafe { (self.api.cuModuleGetFunction)(&mut function, module.0 as CUmodule, cname.as_ptr()) };
         if code != 0 {
-            return Err(Error::Detailed { code, backend: BackendKind::Cuda, detail: format!("no kernel named {name:?} in this module (is it extern \"C\"?)") });
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Cuda,
+                detail: format!("no kernel named {name:?} in this module (is it extern \"C\"?)"),
+            });
         }
         Ok(FunctionHandle(function as usize))
     }
@@ -551,9 +580,14 @@ impl Backend for CudaBackend {
         let cname = symbol_name(name)?;
         let (mut ptr, mut bytes): (CUdeviceptr, usize) = (0, 0);
         // SAFETY: as for module_get_function.
-        let code = unsafe { (self.api.cuModuleGetGlobal_v2)(&mut ptr, &mut bytes, module.0 as CUmodule, cname.as_ptr()) };
+        let code =
+            unsafe { (self.api.cuModuleGetGlobal_v2)(&mut ptr, &mut bytes, module.0 as CUmodule, cname.as_ptr()) };
         if code != 0 {
-            return Err(Error::Detailed { code, backend: BackendKind::Cuda, detail: format!("no global named {name:?} in this module") });
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Cuda,
+                detail: format!("no global named {name:?} in this module"),
+            });
         }
         Ok((ptr, bytes))
     }
@@ -580,17 +614,35 @@ impl Backend for CudaBackend {
         Ok(value)
     }
 
-    fn max_potential_block_size(&self, function: FunctionHandle, dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
+    fn max_potential_block_size(
+        &self,
+        function: FunctionHandle,
+        dynamic_shared: usize,
+        block_limit: i32,
+    ) -> Result<(i32, i32)> {
         self.ensure_context()?;
         let (mut grid, mut block): (c_int, c_int) = (0, 0);
         // SAFETY: live function handle, valid out-pointers, no per-block-size callback.
         check(unsafe {
-            (self.api.cuOccupancyMaxPotentialBlockSize)(&mut grid, &mut block, function.0 as CUfunction, null_mut(), dynamic_shared, block_limit)
+            (self.api.cuOccupancyMaxPotentialBlockSize)(
+                &mut grid,
+                &mut block,
+                function.0 as CUfunction,
+                null_mut(),
+                dynamic_shared,
+                block_limit,
+            )
         })?;
         Ok((grid, block))
     }
 
-    unsafe fn launch_kernel(&self, function: FunctionHandle, config: &LaunchConfig, s: StreamHandle, args: &KernelArgs) -> Result<()> {
+    unsafe fn launch_kernel(
+        &self,
+        function: FunctionHandle,
+        config: &LaunchConfig,
+        s: StreamHandle,
+        args: &KernelArgs,
+    ) -> Result<()> {
         self.ensure_context()?;
         let mut pointers = args.pointers();
         let [gx, gy, gz] = config.grid;
@@ -599,7 +651,15 @@ impl Backend for CudaBackend {
         // values before returning, so `pointers` need only live across the call.
         check(unsafe {
             (self.api.cuLaunchKernel)(
-                function.0 as CUfunction, gx, gy, gz, bx, by, bz, config.shared_bytes, stream(Some(s)),
+                function.0 as CUfunction,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                config.shared_bytes,
+                stream(Some(s)),
                 if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
                 null_mut(),
             )

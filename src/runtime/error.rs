@@ -39,13 +39,9 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Api { code, backend } => write!(
-                f,
-                "{} ({}): {}",
-                error_name(*backend, *code),
-                code,
-                error_string(*backend, *code)
-            ),
+            Error::Api { code, backend } => {
+                write!(f, "{} ({}): {}", error_name(*backend, *code), code, error_string(*backend, *code))
+            }
             Error::Detailed { code, backend, detail } => write!(
                 f,
                 "{} ({}): {}{}{}",
@@ -117,7 +113,11 @@ const CUDA_ERRORS: &[(i32, &str, &str)] = &[
     (801, "cudaErrorNotSupported", "operation not supported"),
     (900, "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"),
     (901, "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture"),
-    (906, "cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a capturing blocking stream"),
+    (
+        906,
+        "cudaErrorStreamCaptureImplicit",
+        "operation would make the legacy stream depend on a capturing blocking stream",
+    ),
     (909, "cudaErrorTimeout", "wait operation timed out"),
     (999, "cudaErrorUnknown", "unknown error"),
 ];

@@ -26,12 +26,14 @@ use std::ffi::{c_char, c_int, c_uint, c_ushort, c_void, CStr};
 use std::ptr::null_mut;
 
 use hip_runtime_sys::{
-    hipDeviceAttribute_t, hipDevice_t, hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraph_t, hipMemcpyKind, hipModule_t,
-    hipStream_t, hipUUID,
+    hipDeviceAttribute_t, hipDevice_t, hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraph_t, hipMemcpyKind,
+    hipModule_t, hipStream_t, hipUUID,
 };
 
 use super::cuda::symbol_name;
-use super::kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
+use super::kernel::{
+    FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle,
+};
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
 
 /// The raw FFI. Every function returns its `hipError_t` as a plain `c_int` (see the
@@ -96,7 +98,12 @@ mod ffi {
         pub fn hipModuleLoadData(module: *mut hipModule_t, image: *const c_void) -> c_int;
         pub fn hipModuleUnload(module: hipModule_t) -> c_int;
         pub fn hipModuleGetFunction(function: *mut hipFunction_t, module: hipModule_t, name: *const c_char) -> c_int;
-        pub fn hipModuleGetGlobal(ptr: *mut *mut c_void, bytes: *mut usize, module: hipModule_t, name: *const c_char) -> c_int;
+        pub fn hipModuleGetGlobal(
+            ptr: *mut *mut c_void,
+            bytes: *mut usize,
+            module: hipModule_t,
+            name: *const c_char,
+        ) -> c_int;
         // Enum parameters and out-values as c_int, for the reason in the module comment.
         pub fn hipFuncGetAttribute(value: *mut c_int, attribute: c_int, function: hipFunction_t) -> c_int;
         pub fn hipModuleOccupancyMaxPotentialBlockSize(
@@ -248,12 +255,9 @@ impl HipBackend {
         match text {
             // Older ROCm answers with the name again; prefer a real message where we have one.
             Some(t) if t != name => t,
-            other => HIP_MESSAGES
-                .iter()
-                .find(|(c, _)| *c == code)
-                .map(|(_, m)| (*m).to_string())
-                .or(other)
-                .unwrap_or(name),
+            other => {
+                HIP_MESSAGES.iter().find(|(c, _)| *c == code).map(|(_, m)| (*m).to_string()).or(other).unwrap_or(name)
+            }
         }
     }
 
@@ -269,7 +273,14 @@ impl HipBackend {
     /// # Safety
     /// Whichever of `dst`/`src` is a host pointer (per `kind`) is valid for `bytes` until
     /// the copy has completed.
-    unsafe fn memcpy(&self, dst: *mut c_void, src: *const c_void, bytes: usize, kind: hipMemcpyKind, s: Option<StreamHandle>) -> Result<()> {
+    unsafe fn memcpy(
+        &self,
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+        kind: hipMemcpyKind,
+        s: Option<StreamHandle>,
+    ) -> Result<()> {
         // SAFETY: our caller vouches for the host side; the runtime validates device
         // addresses and the stream handle.
         check(unsafe {
@@ -407,7 +418,14 @@ impl Backend for HipBackend {
         unsafe { self.memcpy(dev_ptr(dst), dev_ptr(src), bytes, hipMemcpyKind::hipMemcpyDeviceToDevice, s) }
     }
 
-    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, s: Option<StreamHandle>) -> Result<()> {
+    fn memset(
+        &self,
+        dst: DevicePtr,
+        value: u32,
+        element_size: usize,
+        count: usize,
+        s: Option<StreamHandle>,
+    ) -> Result<()> {
         if !matches!(element_size, 1 | 2 | 4) {
             return Err(Error::InvalidArgument(format!("memset element size must be 1, 2 or 4, not {element_size}")));
         }
@@ -526,7 +544,11 @@ impl Backend for HipBackend {
         // SAFETY: live module, NUL-terminated name, valid out-pointer.
         let code = unsafe { hipModuleGetFunction(&mut function, module.0 as hipModule_t, cname.as_ptr()) };
         if code != 0 {
-            return Err(Error::Detailed { code, backend: BackendKind::Hip, detail: format!("no kernel named {name:?} in this module") });
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Hip,
+                detail: format!("no kernel named {name:?} in this module"),
+            });
         }
         Ok(FunctionHandle(function as usize))
     }
@@ -537,7 +559,11 @@ impl Backend for HipBackend {
         // SAFETY: live module, NUL-terminated name, valid out-pointers.
         let code = unsafe { hipModuleGetGlobal(&mut ptr, &mut bytes, module.0 as hipModule_t, cname.as_ptr()) };
         if code != 0 {
-            return Err(Error::Detailed { code, backend: BackendKind::Hip, detail: format!("no global named {name:?} in this module") });
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Hip,
+                detail: format!("no global named {name:?} in this module"),
+            });
         }
         Ok((ptr as DevicePtr, bytes))
     }
@@ -549,14 +575,33 @@ impl Backend for HipBackend {
         Ok(value)
     }
 
-    fn max_potential_block_size(&self, function: FunctionHandle, dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
+    fn max_potential_block_size(
+        &self,
+        function: FunctionHandle,
+        dynamic_shared: usize,
+        block_limit: i32,
+    ) -> Result<(i32, i32)> {
         let (mut grid, mut block): (c_int, c_int) = (0, 0);
         // SAFETY: live function, valid out-pointers.
-        check(unsafe { hipModuleOccupancyMaxPotentialBlockSize(&mut grid, &mut block, function.0 as hipFunction_t, dynamic_shared, block_limit) })?;
+        check(unsafe {
+            hipModuleOccupancyMaxPotentialBlockSize(
+                &mut grid,
+                &mut block,
+                function.0 as hipFunction_t,
+                dynamic_shared,
+                block_limit,
+            )
+        })?;
         Ok((grid, block))
     }
 
-    unsafe fn launch_kernel(&self, function: FunctionHandle, config: &LaunchConfig, s: StreamHandle, args: &KernelArgs) -> Result<()> {
+    unsafe fn launch_kernel(
+        &self,
+        function: FunctionHandle,
+        config: &LaunchConfig,
+        s: StreamHandle,
+        args: &KernelArgs,
+    ) -> Result<()> {
         let mut pointers = args.pointers();
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
@@ -564,7 +609,15 @@ impl Backend for HipBackend {
         // before returning.
         check(unsafe {
             hipModuleLaunchKernel(
-                function.0 as hipFunction_t, gx, gy, gz, bx, by, bz, config.shared_bytes, stream(Some(s)),
+                function.0 as hipFunction_t,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                config.shared_bytes,
+                stream(Some(s)),
                 if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
                 null_mut(),
             )
@@ -673,10 +726,7 @@ mod tests {
             return; // covered by round_trip_on_a_gpu
         }
         assert_eq!(hip.malloc(0), Ok(0));
-        assert!(matches!(
-            hip.memset(0, 0, 3, 1, None),
-            Err(Error::InvalidArgument(_))
-        ));
+        assert!(matches!(hip.memset(0, 0, 3, 1, None), Err(Error::InvalidArgument(_))));
         for (what, result) in [
             ("set_device", hip.set_device(0).map(|_| ())),
             ("get_device", hip.get_device().map(|_| ())),

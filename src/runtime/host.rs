@@ -16,10 +16,11 @@ use super::error::{
     CUDA_ERROR_MEMORY_ALLOCATION,
 };
 use super::host_module::{HostFunction, HostLibrary, HostOp};
-use super::kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
+use super::kernel::{
+    FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle,
+};
 use super::{
-    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle,
-    EVENT_DISABLE_TIMING,
+    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, EVENT_DISABLE_TIMING,
 };
 
 /// cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureUnmatched / IllegalState.
@@ -95,14 +96,9 @@ impl HostBackend {
         if bytes == 0 {
             return Ok(());
         }
-        let inside = state
-            .allocations
-            .range(..=ptr)
-            .next_back()
-            .is_some_and(|(start, (size, _))| {
-                ptr.checked_add(bytes as u64)
-                    .is_some_and(|end| end <= start + *size as u64)
-            });
+        let inside = state.allocations.range(..=ptr).next_back().is_some_and(|(start, (size, _))| {
+            ptr.checked_add(bytes as u64).is_some_and(|end| end <= start + *size as u64)
+        });
         if inside {
             Ok(())
         } else {
@@ -142,7 +138,9 @@ impl HostBackend {
     /// memcpy entry points, and for a graph, as long as the graph is replayed).
     unsafe fn run_op(&self, op: &HostOp) -> Result<()> {
         let empty = match *op {
-            HostOp::HostToDevice { bytes, .. } | HostOp::DeviceToHost { bytes, .. } | HostOp::DeviceToDevice { bytes, .. } => bytes == 0,
+            HostOp::HostToDevice { bytes, .. }
+            | HostOp::DeviceToHost { bytes, .. }
+            | HostOp::DeviceToDevice { bytes, .. } => bytes == 0,
             HostOp::Memset { count, .. } => count == 0,
             HostOp::Launch { .. } => false,
         };
@@ -203,7 +201,6 @@ impl Default for HostBackend {
         Self::new()
     }
 }
-
 
 fn layout(bytes: usize) -> Result<Layout> {
     Layout::from_size_align(bytes, ALIGNMENT).map_err(|_| HostBackend::err(CUDA_ERROR_MEMORY_ALLOCATION))
@@ -314,11 +311,23 @@ impl Backend for HostBackend {
         Ok(())
     }
 
-    unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
+    unsafe fn memcpy_htod(
+        &self,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
         self.submit(stream, HostOp::HostToDevice { dst, src: src as usize, bytes })
     }
 
-    unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
+    unsafe fn memcpy_dtoh(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
         self.submit(stream, HostOp::DeviceToHost { dst: dst as usize, src, bytes })
     }
 
@@ -326,7 +335,14 @@ impl Backend for HostBackend {
         self.submit(stream, HostOp::DeviceToDevice { dst, src, bytes })
     }
 
-    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, stream: Option<StreamHandle>) -> Result<()> {
+    fn memset(
+        &self,
+        dst: DevicePtr,
+        value: u32,
+        element_size: usize,
+        count: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
         self.submit(stream, HostOp::Memset { dst, value, element_size, count })
     }
 
@@ -435,7 +451,12 @@ impl Backend for HostBackend {
     }
 
     fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
-        let library = self.state().modules.get(&module.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let library = self
+            .state()
+            .modules
+            .get(&module.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
         let function = Arc::new(library.function(name)?);
         let id = self.new_handle();
         self.state().functions.insert(id, function);
@@ -443,7 +464,12 @@ impl Backend for HostBackend {
     }
 
     fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
-        let library = self.state().modules.get(&module.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let library = self
+            .state()
+            .modules
+            .get(&module.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
         let (ptr, bytes) = library.global(name)?;
         // Register the variable like an allocation, so copies to and from it are checked.
         let mut state = self.state();
@@ -471,7 +497,12 @@ impl Backend for HostBackend {
         })
     }
 
-    fn max_potential_block_size(&self, function: FunctionHandle, _dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
+    fn max_potential_block_size(
+        &self,
+        function: FunctionHandle,
+        _dynamic_shared: usize,
+        block_limit: i32,
+    ) -> Result<(i32, i32)> {
         if !self.state().functions.contains_key(&function.0) {
             return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
         }
@@ -480,8 +511,19 @@ impl Backend for HostBackend {
         Ok((cores, block))
     }
 
-    unsafe fn launch_kernel(&self, function: FunctionHandle, config: &LaunchConfig, stream: StreamHandle, args: &KernelArgs) -> Result<()> {
-        let function = self.state().functions.get(&function.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+    unsafe fn launch_kernel(
+        &self,
+        function: FunctionHandle,
+        config: &LaunchConfig,
+        stream: StreamHandle,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        let function = self
+            .state()
+            .functions
+            .get(&function.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
         self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone() })
     }
 
@@ -541,7 +583,11 @@ impl Backend for HostBackend {
     }
 
     unsafe fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<()> {
-        self.state().graph_execs.remove(&exec.0).map(|_| ()).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
+        self.state()
+            .graph_execs
+            .remove(&exec.0)
+            .map(|_| ())
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
     }
 }
 

@@ -75,9 +75,7 @@ impl KernelArgs {
     pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         let size = bytes.len();
         if size == 0 || size > 16 {
-            return Err(Error::InvalidArgument(format!(
-                "a kernel argument must be 1 to 16 bytes, not {size}"
-            )));
+            return Err(Error::InvalidArgument(format!("a kernel argument must be 1 to 16 bytes, not {size}")));
         }
         let align = size.next_power_of_two().min(8);
         let offset = self.used.next_multiple_of(align);
@@ -85,7 +83,8 @@ impl KernelArgs {
         self.storage.resize(self.used.div_ceil(8), 0);
         // SAFETY: storage holds at least `used` bytes (resized just above) and u8 has no
         // alignment requirement, so viewing it as bytes is sound.
-        let raw = unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 8) };
+        let raw =
+            unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 8) };
         raw[offset..offset + size].copy_from_slice(bytes);
         self.offsets.push(offset);
         self.sizes.push(size);
