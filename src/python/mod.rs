@@ -1,5 +1,6 @@
 //! The Python bindings of the runtime layer. Errors become Python in `errors` only.
 
+pub mod buffer;
 pub mod device;
 pub mod errors;
 pub mod event;

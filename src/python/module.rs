@@ -8,7 +8,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple, PyType};
 
-use super::memory::{DeviceAllocation, HostView};
+use super::buffer::HostView;
+use super::memory::DeviceAllocation;
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::DeviceBuffer;

@@ -1,7 +1,7 @@
 //! What a kernel launch needs, independent of the backend: the launch shape and the
 //! argument values, packed once so that a launch (or a graph capturing it) can copy them.
 
-use std::ffi::c_void;
+use std::ffi::{c_void, CString};
 
 use super::{Error, Result};
 
@@ -104,6 +104,11 @@ impl KernelArgs {
         // SAFETY: every offset lies inside storage (push_bytes grew it to cover it).
         self.offsets.iter().map(|&o| unsafe { base.add(o) } as *mut c_void).collect()
     }
+}
+
+/// A C string for a symbol lookup; a name with a NUL byte cannot name anything.
+pub(crate) fn symbol_name(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::InvalidArgument(format!("a symbol name cannot contain NUL bytes: {name:?}")))
 }
 
 #[cfg(test)]

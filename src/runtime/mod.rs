@@ -7,7 +7,6 @@ pub mod error;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
-mod host_module;
 pub mod kernel;
 pub mod memory;
 

@@ -9,9 +9,8 @@ use std::sync::Arc;
 
 use libloading::Library;
 
-use super::cuda::symbol_name;
-use super::kernel::{KernelArgs, LaunchConfig};
-use super::{BackendKind, DevicePtr, Error, Result};
+use crate::runtime::kernel::{symbol_name, KernelArgs, LaunchConfig};
+use crate::runtime::{BackendKind, DevicePtr, Error, Result};
 
 /// The kernels-library ABI this loader speaks.
 const HOST_ABI_VERSION: c_uint = 1;
