@@ -50,7 +50,7 @@ impl CudaEvent {
 
     #[getter(handle)]
     fn py_handle(&self) -> PyResult<usize> {
-        Ok(self.handle()?.0)
+        Ok(self.handle()?.as_raw())
     }
 
     #[getter]
@@ -73,7 +73,7 @@ impl CudaEvent {
 
     fn __repr__(&self) -> String {
         match self.handle.get() {
-            Ok(h) => format!("<cudaEvent_t 0x{:x}>", h.0),
+            Ok(h) => format!("<cudaEvent_t 0x{:x}>", h.as_raw()),
             Err(_) => "<cudaEvent_t (closed)>".to_string(),
         }
     }

@@ -76,7 +76,7 @@ impl CudaStream {
     /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.
     #[getter(handle)]
     fn py_handle(&self) -> PyResult<usize> {
-        Ok(self.handle()?.0)
+        Ok(self.handle()?.as_raw())
     }
 
     #[getter(device)]
@@ -126,7 +126,7 @@ impl CudaStream {
 
     fn __repr__(&self) -> String {
         match self.handle.get() {
-            Ok(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.0, self.device),
+            Ok(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.as_raw(), self.device),
             Err(_) => "<cudaStream_t (closed)>".to_string(),
         }
     }

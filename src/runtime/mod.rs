@@ -4,6 +4,7 @@
 
 pub mod cuda;
 pub mod error;
+pub mod handle;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
@@ -14,23 +15,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 pub use error::{Error, Result};
-pub use kernel::{
-    FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle,
+pub use handle::{
+    EventHandle, ForeignStream, FunctionHandle, GraphExecHandle, GraphHandle, ModuleHandle, StreamHandle,
+    CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
 };
+pub use kernel::{FunctionAttribute, KernelArgs, LaunchConfig};
 
 /// A device address. On the host backend it is an ordinary host address.
 pub type DevicePtr = u64;
-
-/// A backend's stream handle; `StreamHandle::DEFAULT` is the legacy default stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct StreamHandle(pub usize);
-
-impl StreamHandle {
-    pub const DEFAULT: StreamHandle = StreamHandle(0);
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EventHandle(pub usize);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BackendKind {

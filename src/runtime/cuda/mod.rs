@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 use libloading::Library;
 
 use super::error::CUDA_ERROR_INVALID_DEVICE;
-use super::kernel::{
-    symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
+use super::{
+    kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
     ModuleHandle,
 };
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};

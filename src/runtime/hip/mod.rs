@@ -25,8 +25,8 @@
 use std::ffi::{c_char, c_int, c_ushort, c_void, CStr};
 use std::ptr::null_mut;
 
-use super::kernel::{
-    symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
+use super::{
+    kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
     ModuleHandle,
 };
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};

@@ -15,7 +15,7 @@ use super::error::{
     CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE,
     CUDA_ERROR_MEMORY_ALLOCATION,
 };
-use super::kernel::{
+use super::{
     FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle,
 };
 use super::{
