@@ -20,6 +20,7 @@ pub use handle::{
     CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
 };
 pub use kernel::{FunctionAttribute, KernelArgs, LaunchConfig};
+pub use memory::MemsetValue;
 
 /// A device address. On the host backend it is an ordinary host address.
 pub type DevicePtr = u64;
@@ -117,12 +118,23 @@ pub trait Backend: Send + Sync {
         stream: Option<StreamHandle>,
     ) -> Result<()>;
     fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()>;
-    /// Fills `count` elements of `element_size` (1, 2 or 4) bytes with `value`.
+    /// Fills `count` elements of `element_size` (1, 2 or 4) bytes with `value`. The
+    /// arguments are checked here, once for every backend; backends implement `memset_value`.
     fn memset(
         &self,
         dst: DevicePtr,
         value: u32,
         element_size: usize,
+        count: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        self.memset_value(dst, MemsetValue::new(value, element_size)?, count, stream)
+    }
+    /// Fills `count` elements with `value`, at its width. Call `memset` instead.
+    fn memset_value(
+        &self,
+        dst: DevicePtr,
+        value: MemsetValue,
         count: usize,
         stream: Option<StreamHandle>,
     ) -> Result<()>;

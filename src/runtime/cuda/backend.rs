@@ -158,29 +158,17 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn memset(
-        &self,
-        dst: DevicePtr,
-        value: u32,
-        element_size: usize,
-        count: usize,
-        s: Option<StreamHandle>,
-    ) -> Result<()> {
+    fn memset_value(&self, dst: DevicePtr, value: MemsetValue, count: usize, s: Option<StreamHandle>) -> Result<()> {
         if count == 0 {
             return Ok(());
         }
         self.ensure_context()?;
         // SAFETY: only device addresses, which the driver validates.
         check(unsafe {
-            match element_size {
-                1 => (self.api.cuMemsetD8Async)(dst, value as u8, count, stream(s)),
-                2 => (self.api.cuMemsetD16Async)(dst, value as u16, count, stream(s)),
-                4 => (self.api.cuMemsetD32Async)(dst, value, count, stream(s)),
-                _ => {
-                    return Err(Error::InvalidArgument(format!(
-                        "memset element size must be 1, 2 or 4, not {element_size}"
-                    )))
-                }
+            match value {
+                MemsetValue::U8(v) => (self.api.cuMemsetD8Async)(dst, v, count, stream(s)),
+                MemsetValue::U16(v) => (self.api.cuMemsetD16Async)(dst, v, count, stream(s)),
+                MemsetValue::U32(v) => (self.api.cuMemsetD32Async)(dst, v, count, stream(s)),
             }
         })?;
         if s.is_none() {

@@ -16,7 +16,7 @@ use libloading::Library;
 use super::error::CUDA_ERROR_INVALID_DEVICE;
 use super::{
     kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
-    ModuleHandle,
+    MemsetValue, ModuleHandle,
 };
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
 

@@ -128,28 +128,18 @@ impl Backend for HipBackend {
         unsafe { self.memcpy(dev_ptr(dst), dev_ptr(src), bytes, hipMemcpyKind::hipMemcpyDeviceToDevice, s) }
     }
 
-    fn memset(
-        &self,
-        dst: DevicePtr,
-        value: u32,
-        element_size: usize,
-        count: usize,
-        s: Option<StreamHandle>,
-    ) -> Result<()> {
-        if !matches!(element_size, 1 | 2 | 4) {
-            return Err(Error::InvalidArgument(format!("memset element size must be 1, 2 or 4, not {element_size}")));
-        }
+    fn memset_value(&self, dst: DevicePtr, value: MemsetValue, count: usize, s: Option<StreamHandle>) -> Result<()> {
         if count == 0 {
             return Ok(());
         }
         let d = dev_ptr(dst);
         // SAFETY: only device addresses and a stream handle, which the runtime validates.
         check(unsafe {
-            match element_size {
-                1 => hipMemsetD8Async(d, value as u8, count, stream(s)),
-                2 => hipMemsetD16Async(d, value as c_ushort, count, stream(s)),
+            match value {
+                MemsetValue::U8(v) => hipMemsetD8Async(d, v, count, stream(s)),
+                MemsetValue::U16(v) => hipMemsetD16Async(d, v as c_ushort, count, stream(s)),
                 // Same 32 bits, as the C signature takes an int.
-                _ => hipMemsetD32Async(d, value as c_int, count, stream(s)),
+                MemsetValue::U32(v) => hipMemsetD32Async(d, v as c_int, count, stream(s)),
             }
         })?;
         if s.is_none() {

@@ -27,7 +27,7 @@ use std::ptr::null_mut;
 
 use super::{
     kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
-    ModuleHandle,
+    MemsetValue, ModuleHandle,
 };
 use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
 

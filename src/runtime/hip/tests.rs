@@ -48,6 +48,7 @@ fn device_calls_without_a_gpu_fail_with_hip_codes() {
     }
     assert_eq!(hip.malloc(0), Ok(0));
     assert!(matches!(hip.memset(0, 0, 3, 1, None), Err(Error::InvalidArgument(_))));
+    assert!(matches!(hip.memset(0, 0, 3, 0, None), Err(Error::InvalidArgument(_))));
     for (what, result) in [
         ("set_device", hip.set_device(0).map(|_| ())),
         ("get_device", hip.get_device().map(|_| ())),

@@ -131,14 +131,14 @@ impl Backend for HostBackend {
         self.submit(stream, HostOp::DeviceToDevice { dst, src, bytes })
     }
 
-    fn memset(
+    fn memset_value(
         &self,
         dst: DevicePtr,
-        value: u32,
-        element_size: usize,
+        value: MemsetValue,
         count: usize,
         stream: Option<StreamHandle>,
     ) -> Result<()> {
+        let (value, element_size) = (value.bits(), value.element_size());
         self.submit(stream, HostOp::Memset { dst, value, element_size, count })
     }
 

@@ -16,10 +16,11 @@ use super::error::{
     CUDA_ERROR_MEMORY_ALLOCATION,
 };
 use super::{
-    FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle,
+    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, EVENT_DISABLE_TIMING,
 };
 use super::{
-    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, EVENT_DISABLE_TIMING,
+    FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, MemsetValue,
+    ModuleHandle,
 };
 use module::{HostFunction, HostLibrary, HostOp};
 

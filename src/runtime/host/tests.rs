@@ -48,6 +48,9 @@ fn memset_checks_alignment_and_width() {
     assert_eq!(out, [0xABCD; 8]);
     assert_eq!(code(b.memset(p + 1, 0, 4, 2, None)), CUDA_ERROR_INVALID_VALUE);
     assert_eq!(code(b.memset(p, 0, 3, 2, None)), CUDA_ERROR_INVALID_VALUE);
+    // The width is checked before anything else, as on every backend: even for no elements.
+    assert_eq!(code(b.memset(p, 0, 3, 0, None)), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(code(b.memset(0, 0, 8, 0, None)), CUDA_ERROR_INVALID_VALUE);
     assert_eq!(code(b.memset(p, 0, 4, usize::MAX, None)), CUDA_ERROR_INVALID_VALUE);
 }
 
