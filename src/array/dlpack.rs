@@ -12,10 +12,6 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-pub const KDL_CPU: i32 = 1;
-pub const KDL_CUDA: i32 = 2;
-pub const KDL_ROCM: i32 = 10;
-
 pub const FLAG_READ_ONLY: u64 = 1 << 0;
 pub const FLAG_IS_COPIED: u64 = 1 << 1;
 
