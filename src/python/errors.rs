@@ -7,7 +7,14 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
-use crate::runtime::error::{error_name, error_string, last_error, record_error};
+use crate::runtime::error::{
+    error_name, error_string, last_error, record_error, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+    CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_CONFIGURATION, CUDA_ERROR_INVALID_DEVICE,
+    CUDA_ERROR_INVALID_DEVICE_FUNCTION, CUDA_ERROR_INVALID_KERNEL_IMAGE, CUDA_ERROR_INVALID_PTX,
+    CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_SOURCE, CUDA_ERROR_INVALID_VALUE,
+    CUDA_ERROR_MEMORY_ALLOCATION, CUDA_ERROR_NOT_READY, CUDA_ERROR_NO_DEVICE, CUDA_ERROR_NO_KERNEL_IMAGE_FOR_DEVICE,
+    CUDA_ERROR_SYMBOL_NOT_FOUND, CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+};
 use crate::runtime::{active_backend, BackendKind, Error};
 
 /// The exception classes, created once at import with multiple bases (e.g. the
@@ -98,14 +105,22 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 fn class_for(ex: &Exceptions, code: i32) -> &Py<PyType> {
     match code {
-        2 => &ex.memory,
-        1 => &ex.invalid_value,
-        101 => &ex.invalid_device,
-        100 => &ex.no_device,
-        400 => &ex.invalid_handle,
-        600 => &ex.not_ready,
-        200 | 209 | 218 | 222 | 300 | 301 | 500 => &ex.module,
-        9 | 98 | 700..=720 => &ex.launch,
+        CUDA_ERROR_MEMORY_ALLOCATION => &ex.memory,
+        CUDA_ERROR_INVALID_VALUE => &ex.invalid_value,
+        CUDA_ERROR_INVALID_DEVICE => &ex.invalid_device,
+        CUDA_ERROR_NO_DEVICE => &ex.no_device,
+        CUDA_ERROR_INVALID_RESOURCE_HANDLE => &ex.invalid_handle,
+        CUDA_ERROR_NOT_READY => &ex.not_ready,
+        CUDA_ERROR_INVALID_KERNEL_IMAGE
+        | CUDA_ERROR_NO_KERNEL_IMAGE_FOR_DEVICE
+        | CUDA_ERROR_INVALID_PTX
+        | CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+        | CUDA_ERROR_INVALID_SOURCE
+        | CUDA_ERROR_FILE_NOT_FOUND
+        | CUDA_ERROR_SYMBOL_NOT_FOUND => &ex.module,
+        CUDA_ERROR_INVALID_CONFIGURATION
+        | CUDA_ERROR_INVALID_DEVICE_FUNCTION
+        | CUDA_ERROR_ILLEGAL_ADDRESS..=CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE => &ex.launch,
         _ => &ex.base,
     }
 }
@@ -140,9 +155,13 @@ impl From<Error> for PyErr {
                     let name = error_name(*backend, *code);
                     exception(py, class_for(ex, *code), *code, &name, error.to_string())
                 }
-                Error::Unavailable(msg) => {
-                    exception(py, &ex.unavailable, error.code(), "cudaErrorInsufficientDriver", msg.clone())
-                }
+                Error::Unavailable(msg) => exception(
+                    py,
+                    &ex.unavailable,
+                    error.code(),
+                    &error_name(BackendKind::Cuda, error.code()),
+                    msg.clone(),
+                ),
                 Error::InvalidArgument(msg) => PyValueError::new_err(msg.clone()),
             }
         })
@@ -155,8 +174,8 @@ pub fn released(what: &str) -> PyErr {
         Some(ex) => exception(
             py,
             &ex.invalid_handle,
-            400,
-            "cudaErrorInvalidResourceHandle",
+            CUDA_ERROR_INVALID_RESOURCE_HANDLE,
+            &error_name(BackendKind::Cuda, CUDA_ERROR_INVALID_RESOURCE_HANDLE),
             format!("{what} has been released and can no longer be used"),
         ),
         None => PyValueError::new_err(format!("{what} has been released")),

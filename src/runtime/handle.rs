@@ -48,7 +48,7 @@ impl ForeignStream {
     /// aligned as a driver's stream object is. It catches made-up small numbers and typos,
     /// not a stale or foreign pointer.
     pub fn plausible(raw: usize) -> bool {
-        matches!(raw, 0 | CUDA_STREAM_LEGACY | CUDA_STREAM_PER_THREAD) || (raw >= 1 << 16 && raw % 8 == 0)
+        matches!(raw, 0 | CUDA_STREAM_LEGACY | CUDA_STREAM_PER_THREAD) || (raw >= 1 << 16 && raw.is_multiple_of(8))
     }
 }
 

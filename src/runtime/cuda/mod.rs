@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
-use super::error::CUDA_ERROR_INVALID_DEVICE;
+use super::error::{CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_READY};
 use super::{
     kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
     MemsetValue, ModuleHandle,

@@ -100,7 +100,5 @@ pub(crate) const JIT_LOG_BYTES: usize = 16 * 1024;
 /// Captures record work of this thread only; other threads' unsafe calls are not affected.
 pub(crate) const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
 
-pub(crate) const CUDA_ERROR_NOT_READY: c_int = 600;
-
 /// cuFuncGetParamInfo exists from CUDA 12.4 drivers on; older ones simply skip the check.
 pub(crate) type ParamInfoFn = unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> c_int;

@@ -35,6 +35,11 @@ mod backend;
 pub(crate) mod sys;
 
 use sys::*;
+// HIP numbers these as CUDA does.
+use super::error::{
+    CUDA_ERROR_NOT_READY as HIP_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED as HIP_ERROR_NOT_SUPPORTED,
+    CUDA_ERROR_UNKNOWN as HIP_ERROR_UNKNOWN,
+};
 
 /// HIP's messages for the common codes. Some ROCm releases (5.2, which Debian bookworm
 /// ships, for one) return the error's name from hipGetErrorString too; then we use these,

@@ -9,9 +9,6 @@ pub(crate) use hip_runtime_sys::{
     hipModule_t, hipStream_t, hipUUID,
 };
 
-pub(crate) const HIP_ERROR_NOT_READY: c_int = 600;
-pub(crate) const HIP_ERROR_NOT_SUPPORTED: c_int = 801;
-pub(crate) const HIP_ERROR_UNKNOWN: c_int = 999;
 /// hipHostMallocPortable: pinned for every device, as cudaMallocHost's memory is.
 pub(crate) const HIP_HOST_MALLOC_PORTABLE: c_uint = 0x1;
 

@@ -24,9 +24,11 @@ use super::{
 };
 use module::{HostFunction, HostLibrary, HostOp};
 
-/// cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureUnmatched / IllegalState.
-const CAPTURE_UNSUPPORTED: i32 = 900;
-const CAPTURE_UNMATCHED: i32 = 903;
+// What a GPU reports for the same capture faults.
+use super::error::{
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED as CAPTURE_UNMATCHED,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED as CAPTURE_UNSUPPORTED,
+};
 
 /// Device allocations are aligned like cudaMalloc's.
 const ALIGNMENT: usize = 256;

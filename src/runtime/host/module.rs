@@ -15,9 +15,10 @@ use crate::runtime::{BackendKind, DevicePtr, Error, Result};
 /// The kernels-library ABI this loader speaks.
 const HOST_ABI_VERSION: c_uint = 1;
 const ELF_MAGIC: &[u8] = b"\x7fELF";
-/// cudaErrorInvalidKernelImage / cudaErrorSymbolNotFound: what a GPU reports for the same faults.
-const INVALID_IMAGE: i32 = 200;
-const SYMBOL_NOT_FOUND: i32 = 500;
+// cudaErrorInvalidKernelImage / cudaErrorSymbolNotFound: what a GPU reports for the same faults.
+use crate::runtime::error::{
+    CUDA_ERROR_INVALID_KERNEL_IMAGE as INVALID_IMAGE, CUDA_ERROR_SYMBOL_NOT_FOUND as SYMBOL_NOT_FOUND,
+};
 
 type LaunchFn = unsafe extern "C" fn(*const c_uint, *const c_uint, *mut *mut c_void, usize) -> c_int;
 
