@@ -133,3 +133,17 @@ pub fn cuda_event_destroy(event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> 
     e.handle()?;
     CudaStatus::from_result(&e.destroy())
 }
+
+#[pyfunction(name = "cudaStreamWaitEvent")]
+#[pyo3(signature = (stream, event, flags = 0))]
+pub fn cuda_stream_wait_event(
+    stream: Option<&Bound<'_, CudaStream>>,
+    event: &Bound<'_, CudaEvent>,
+    flags: u32,
+) -> PyResult<CudaStatus> {
+    if flags != 0 {
+        return Err(Error::InvalidArgument(format!("cudaStreamWaitEvent flags must be 0, not {flags}")).into());
+    }
+    let b = backend()?;
+    CudaStatus::from_result(&b.stream_wait_event(stream_handle(stream)?, event.get().handle()?))
+}

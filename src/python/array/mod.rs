@@ -170,7 +170,7 @@ impl<T: Element + Copy> ArrayCore<T> {
 macro_rules! device_array {
     ($name:ident, $pyname:literal, $t:ty, $ptr:ident) => {
         #[pyclass(name = $pyname, module = "pygpu")]
-        pub struct $name($crate::array::ArrayCore<$t>);
+        pub struct $name($crate::python::array::ArrayCore<$t>);
 
         // to_device/to_host are PyGPU's names, not conversions of self.
         #[allow(clippy::wrong_self_convention)]
@@ -178,7 +178,7 @@ macro_rules! device_array {
         impl $name {
             #[new]
             fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
-                Ok($name($crate::array::ArrayCore::new(source, $pyname)?))
+                Ok($name($crate::python::array::ArrayCore::new(source, $pyname)?))
             }
 
             /// Allocates the device side (once); returns the status.
@@ -204,11 +204,11 @@ macro_rules! device_array {
             }
 
             /// An unsafe pointer wrapper to the device side (keeps this array alive).
-            fn device_data(slf: &Bound<'_, Self>) -> PyResult<$crate::ptr_wrapper::$ptr> {
+            fn device_data(slf: &Bound<'_, Self>) -> PyResult<$crate::python::ptr_wrapper::$ptr> {
                 let ptr = slf.borrow().0.device.as_ref().map(|b| b.ptr()).ok_or_else(|| {
                     PyValueError::new_err(concat!("this ", $pyname, " has no device memory yet: call allocate() first"))
                 })?;
-                Ok($crate::ptr_wrapper::$ptr($crate::ptr_wrapper::Pointer::unsafe_device(
+                Ok($crate::python::ptr_wrapper::$ptr($crate::python::ptr_wrapper::Pointer::unsafe_device(
                     ptr,
                     Some(slf.clone().into_any().unbind()),
                 )))
@@ -245,15 +245,11 @@ macro_rules! device_array {
     };
 }
 
-use num_complex::{Complex32, Complex64};
+/// One class per row of the dtype table.
+macro_rules! device_array_of {
+    ($t:ty, $name:ident, $pyname:literal, $ptr:ident, $ptrname:literal) => {
+        device_array!($name, $pyname, $t, $ptr);
+    };
+}
 
-device_array!(DeviceArrayInt16, "DeviceArray_int16", i16, PointerWrapperInt16);
-device_array!(DeviceArrayInt32, "DeviceArray_int32", i32, PointerWrapperInt32);
-device_array!(DeviceArrayInt64, "DeviceArray_int64", i64, PointerWrapperInt64);
-device_array!(DeviceArrayUint16, "DeviceArray_uint16", u16, PointerWrapperUint16);
-device_array!(DeviceArrayUint32, "DeviceArray_uint32", u32, PointerWrapperUint32);
-device_array!(DeviceArrayUint64, "DeviceArray_uint64", u64, PointerWrapperUint64);
-device_array!(DeviceArrayFloat32, "DeviceArray_float32", f32, PointerWrapperFloat32);
-device_array!(DeviceArrayFloat64, "DeviceArray_float64", f64, PointerWrapperFloat64);
-device_array!(DeviceArrayComplex64, "DeviceArray_complex64", Complex32, PointerWrapperComplex64);
-device_array!(DeviceArrayComplex128, "DeviceArray_complex128", Complex64, PointerWrapperComplex128);
+crate::python::dtypes::for_each_dtype!(device_array_of);
