@@ -1,6 +1,13 @@
 //! The one place where Rust errors become Python: the PyGPU-style status object
 //! (`<cudaError: code=0>`) returned by the low-level calls, and the exception hierarchy
 //! raised by everything above them.
+//!
+//! Two public names differ only by case, as in PyGPU and the CUDA runtime they mirror:
+//! - `cudaError` (the `CudaStatus` class here) is a *value*: the status a low-level call
+//!   returns, `<cudaError: code=N>`, equal to its int code; `.check()` raises.
+//! - `CudaError` is the *exception* base class (subclasses per code family), raised by the
+//!   higher-level API; its repr names the class, code and name:
+//!   `InvalidValueError('message', code=1, name='cudaErrorInvalidValue')`.
 
 use pyo3::exceptions::{PyException, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -48,9 +55,18 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = new_class(
         py,
         "CudaError",
-        "A GPU runtime call failed. `code` is the raw status, `name` its symbolic name.",
+        "A GPU runtime call failed (the exception; the status value a low-level call returns is \
+         `cudaError`). `code` is the raw status, `name` its symbolic name.",
         vec![py.get_type::<PyException>()],
     )?;
+    // A repr that says exception, code and name, unlike the status value's `<cudaError: code=N>`.
+    let repr = py.eval(
+        c"lambda self: '%s(%s, code=%r, name=%r)' % (type(self).__name__, ', '.join(map(repr, self.args)), \
+           getattr(self, 'code', None), getattr(self, 'name', None))",
+        None,
+        None,
+    )?;
+    base.bind(py).setattr("__repr__", repr)?;
     let sub = |name: &str, doc: &str, extra: Option<Bound<'_, PyType>>| -> PyResult<Py<PyType>> {
         let mut bases = vec![base.bind(py).clone()];
         bases.extend(extra);
