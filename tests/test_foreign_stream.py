@@ -42,4 +42,3 @@ def test_real_and_special_streams_are_accepted() -> None:
         stream_wait_event_raw(1, event)
         stream_wait_event_raw(2, event)
     assert pygpu.cudaStreamSynchronize(stream) == 0
-
