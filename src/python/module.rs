@@ -159,12 +159,14 @@ impl Function {
         self.module.get().handle()?;
         let b = self.backend;
         let handle = self.handle;
-        // SAFETY: the argument values were packed from the caller's arguments; whether they
-        // match the kernel's parameters is the caller's contract, as with cuLaunchKernel.
+        // The argument values were packed from the caller's arguments; whether they match the
+        // kernel's parameters is the caller's contract, as with cuLaunchKernel.
         let result = if b.kind() == BackendKind::Host {
             // Host kernels run on this thread and may run long: let other threads run.
+            // SAFETY: the launch contract above.
             py.detach(|| unsafe { b.launch_kernel(handle, config, stream, args) })
         } else {
+            // SAFETY: the launch contract above.
             unsafe { b.launch_kernel(handle, config, stream, args) }
         };
         Ok(result.map_err(|e| self.launch_error(e, config))?)

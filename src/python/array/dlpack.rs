@@ -439,9 +439,12 @@ unsafe fn read_tensor(t: *const DLTensor) -> PyResult<TensorView> {
         return Err(PyBufferError::new_err(format!("DLPack dtypes of {} bits are not supported", dtype.bits)));
     }
     let itemsize = i64::from(dtype.bits / 8);
-    // SAFETY: ndim entries, per the caller.
-    let shape: Vec<i64> =
-        if ndim == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, ndim) }.to_vec() };
+    let shape: Vec<i64> = if ndim == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: shape holds ndim entries, per the caller.
+        unsafe { std::slice::from_raw_parts(t.shape, ndim) }.to_vec()
+    };
     if let Some(d) = shape.iter().find(|&&d| d < 0) {
         return Err(PyBufferError::new_err(format!("DLPack tensor has a negative extent ({d})")));
     }

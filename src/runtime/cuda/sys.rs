@@ -22,6 +22,7 @@ macro_rules! driver_api {
             /// `lib` is the NVIDIA driver library, whose symbols have these C signatures.
             pub(crate) unsafe fn load(lib: &Library) -> std::result::Result<Self, String> {
                 Ok(DriverApi {
+                    // SAFETY: our caller vouches that `lib` is the driver and these are its signatures.
                     $($name: unsafe {
                         *lib.get::<unsafe extern "C" fn($($arg),*) -> c_int>(
                             concat!(stringify!($name), "\0").as_bytes(),

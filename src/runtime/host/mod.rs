@@ -154,6 +154,8 @@ impl HostBackend {
         }
         match *op {
             // Kernels run without the registry lock, so other threads keep working.
+            // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
+            // contract), and for a graph, for as long as it is replayed.
             HostOp::Launch { ref function, ref config, ref args } => unsafe { function.run(config, args) },
             HostOp::HostToDevice { dst, src, bytes } => {
                 let state = self.state();

@@ -72,6 +72,7 @@ impl HostLibrary {
                 format!("not a pygpu kernels library of ABI {HOST_ABI_VERSION} (found {version:?}): rebuild it with kernels/build.sh"),
             ));
         }
+        // SAFETY: the ABI version check above proved this is a pygpu kernels library.
         let kernel_names = unsafe { kernel_names(&library) };
         Ok(HostLibrary { library, kernel_names, _image: file })
     }

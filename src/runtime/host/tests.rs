@@ -20,6 +20,7 @@ fn copies_are_confined_to_live_allocations() {
     assert_eq!(out, data);
     // SAFETY: p is ours and freed once; the second free must be refused.
     unsafe { b.free(p) }.expect("free");
+    // SAFETY: a double free is refused by the registry, which is what this checks.
     assert_eq!(code(unsafe { b.free(p) }), CUDA_ERROR_INVALID_VALUE);
     // SAFETY: out is valid; p is no longer an allocation.
     assert_eq!(code(unsafe { b.memcpy_dtoh(out.as_mut_ptr(), p, 1, None) }), CUDA_ERROR_INVALID_VALUE);
@@ -67,6 +68,7 @@ fn events_time_in_order_and_handles_die() {
     // SAFETY: live handles, destroyed once; reuse must be refused.
     unsafe { b.stream_destroy(s) }.expect("destroy");
     assert_eq!(code(b.event_record(e0, s)), CUDA_ERROR_INVALID_RESOURCE_HANDLE);
+    // SAFETY: destroying a dead stream is refused by the registry, which is what this checks.
     assert_eq!(code(unsafe { b.stream_destroy(s) }), CUDA_ERROR_INVALID_RESOURCE_HANDLE);
 }
 
