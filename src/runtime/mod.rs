@@ -1,6 +1,15 @@
 //! The runtime layer: one `Backend` trait with the CUDA runtime API's semantics, and the
 //! three implementations behind it. Everything here is plain Rust (the Burgers demo's
 //! compiled driver uses it directly); the Python bindings live in `crate::python`.
+//!
+//! Adding an operation: declare each new driver entry point in the backend's `sys.rs` only
+//! (a row of `driver_api!` in `cuda/sys.rs`, loaded at start-up; an `extern` declaration in
+//! `hip/sys.rs`), returning the raw `c_int` status. Then add the method to `Backend` with a
+//! default body returning `self.unsupported("...")` where a backend may lack it, check the
+//! arguments that every backend shares in a provided method here (as `memset` does), and
+//! implement it in each `*/backend.rs`, wrapping the status with that backend's `check`.
+//! Methods taking an opaque handle are safe (only a backend makes handles); methods that
+//! take raw pointers or destroy a handle are `unsafe fn` with a `# Safety` section.
 
 pub mod cuda;
 pub mod error;
