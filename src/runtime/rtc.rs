@@ -26,7 +26,9 @@ impl RtcKind {
         match name {
             "nvrtc" => Ok(RtcKind::Nvrtc),
             "hiprtc" => Ok(RtcKind::Hiprtc),
-            other => Err(Error::InvalidArgument(format!("unknown runtime compiler {other:?}: use \"nvrtc\" or \"hiprtc\""))),
+            other => {
+                Err(Error::InvalidArgument(format!("unknown runtime compiler {other:?}: use \"nvrtc\" or \"hiprtc\"")))
+            }
         }
     }
 
@@ -55,7 +57,9 @@ impl RtcOutput {
             "cubin" => Ok(RtcOutput::Cubin),
             "ptx" => Ok(RtcOutput::Ptx),
             "code" => Ok(RtcOutput::Code),
-            other => Err(Error::InvalidArgument(format!("unknown compiler output {other:?}: use \"cubin\", \"ptx\" or \"code\""))),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown compiler output {other:?}: use \"cubin\", \"ptx\" or \"code\""
+            ))),
         }
     }
 
@@ -232,12 +236,11 @@ impl RuntimeCompiler {
         let bad = |what: &str| Error::InvalidArgument(format!("the {what} contains a NUL character"));
         let source = CString::new(source).map_err(|_| bad("kernel source"))?;
         let name = CString::new(name).map_err(|_| bad("program name"))?;
-        let options: Vec<CString> = options
-            .iter()
-            .map(|o| CString::new(o.as_str()).map_err(|_| bad("option")))
-            .collect::<Result<_>>()?;
+        let options: Vec<CString> =
+            options.iter().map(|o| CString::new(o.as_str()).map_err(|_| bad("option"))).collect::<Result<_>>()?;
         let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
-        let option_count = c_int::try_from(option_ptrs.len()).map_err(|_| Error::InvalidArgument("too many options".into()))?;
+        let option_count =
+            c_int::try_from(option_ptrs.len()).map_err(|_| Error::InvalidArgument("too many options".into()))?;
         // SAFETY: each getter has the (program, size_t*) / (program, char*) signature.
         let (size_fn, fill_fn): (SizeFn, FillFn) = unsafe {
             (
@@ -265,7 +268,8 @@ impl RuntimeCompiler {
             let log = if log_text.trim().is_empty() { message } else { format!("{message}\n{log_text}") };
             return Ok(Compiled { binary: None, log });
         }
-        let binary = program.read(size_fn, fill_fn).map_err(|code| self.fail(&format!("Get{}", output.getter()), code))?;
+        let binary =
+            program.read(size_fn, fill_fn).map_err(|code| self.fail(&format!("Get{}", output.getter()), code))?;
         Ok(Compiled { binary: Some(binary), log: log_text })
     }
 }
