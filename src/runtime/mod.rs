@@ -19,6 +19,7 @@ pub mod hip;
 pub mod host;
 pub mod kernel;
 pub mod memory;
+pub mod rtc;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
