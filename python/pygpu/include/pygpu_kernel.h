@@ -19,6 +19,27 @@
 // threadIdx, __global__ and friends come from here.
 #include <hip/hip_runtime.h>
 #define PYGPU_DEVICE_BUILD 1
+#if !defined(HIP_ENABLE_WARP_SYNC_BUILTINS)
+// ROCm before 6.2 has no *_sync warp intrinsics. These give CUDA's 32-lane warps on a 64-lane
+// wavefront: widths default to 32 and votes look at the caller's half. The mask is not checked
+// (the lanes of a wavefront run in lock step).
+template <typename T>
+__device__ inline T __shfl_sync(unsigned int, T v, int src, int width = 32) { return __shfl(v, src, width); }
+template <typename T>
+__device__ inline T __shfl_up_sync(unsigned int, T v, unsigned int d, int width = 32) { return __shfl_up(v, d, width); }
+template <typename T>
+__device__ inline T __shfl_down_sync(unsigned int, T v, unsigned int d, int width = 32) {
+  return __shfl_down(v, d, width);
+}
+template <typename T>
+__device__ inline T __shfl_xor_sync(unsigned int, T v, int m, int width = 32) { return __shfl_xor(v, m, width); }
+__device__ inline unsigned int __ballot_sync(unsigned int mask, int p) {
+  return static_cast<unsigned int>(__ballot(p) >> (__lane_id() & 32)) & mask;
+}
+__device__ inline int __all_sync(unsigned int mask, int p) { return (__ballot_sync(mask, p) & mask) == mask; }
+__device__ inline int __any_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) != 0; }
+__device__ inline void __syncwarp(unsigned int = 0xffffffffu) {}
+#endif
 #elif defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define PYGPU_DEVICE_BUILD 1
 #endif
@@ -33,6 +54,7 @@
 #define PYGPU_CONSTANT(T, G) __constant__ T G
 // The launch's dynamic shared memory, as a T*.
 #define PYGPU_DYNAMIC_SHARED(T, NAME) extern __shared__ T NAME[]
+#define PYGPU_EXPORT_GLOBAL(G)
 
 #else  // host build: a C++17 shared library whose blocks run their threads as fibers.
 // Built with -fno-exceptions, as device code has none, so nothing can unwind into the C caller;
@@ -99,7 +121,7 @@ struct Caller<K, std::index_sequence<I...>, P...> {
   static void call(void* p) {
     void** args = static_cast<KernelArgs<P...>*>(p)->args;
     (void)args;
-    K(*static_cast<P*>(args[I])...);
+    run_threads(current_block, [args] { K(*static_cast<P*>(args[I])...); });
   }
 };
 
@@ -148,5 +170,12 @@ struct Register {
   PYGPU_VISIBLE T G asm("pygpu_global_" #G);                               \
   PYGPU_API const std::size_t pygpu_global_size_##G = sizeof(T)
 #define PYGPU_CONSTANT(T, G) PYGPU_GLOBAL(T, G)
+
+// For a plain `__device__ T G;` or `__constant__ T G;` at namespace scope (as user sources write
+// them): exports it as PYGPU_GLOBAL would, under an alias. G must be a global of the global
+// namespace (whose symbol is its plain name), defined before this line.
+#define PYGPU_EXPORT_GLOBAL(G)                                                        \
+  extern "C" PYGPU_VISIBLE __typeof__(G) pygpu_global_##G __attribute__((alias(#G))); \
+  PYGPU_API const std::size_t pygpu_global_size_##G = sizeof(G);
 
 #endif

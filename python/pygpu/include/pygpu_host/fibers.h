@@ -163,7 +163,7 @@ enum ThreadState : unsigned char { kRunning, kAtBlockBarrier, kAtWarpBarrier, kR
 
 struct Block {
   // set per launch
-  void (*body)(void*);  // runs the kernel for the current thread
+  void (*body)(void*);  // run_threads for the launch's kernel
   void* body_arg;
   Worker* worker;
   unsigned int threads;
@@ -196,28 +196,55 @@ inline void set_thread_index(unsigned int t) {
   threadIdx = {t % x, (t % xy) / x, t / xy};
 }
 
-// The fiber's loop: run threads until none is left to start; a thread that waits at a barrier
-// leaves this fiber suspended there (the scheduler starts another one for the next thread).
-inline void fiber_main(void* arg) {
-  Block* b = static_cast<Block*>(arg);
+// Runs threads of the current block until none is left to start, with kernel K inlined into
+// the loop (body of a Block): a thread that waits at a barrier leaves this fiber suspended
+// there, and the scheduler starts another fiber for the next thread. Thread indices advance
+// without division while threads run back to back.
+template <typename Kernel>
+inline void run_threads(Block* b, const Kernel& kernel) {
+  const unsigned int bx = blockDim.x, by = blockDim.y;
+  unsigned int expected = ~0u, tx = 0, ty = 0, tz = 0;
   while (b->next_thread < b->threads) {
     const unsigned int t = b->next_thread++;
+    if (t == expected) {
+      if (++tx == bx) {
+        tx = 0;
+        if (++ty == by) {
+          ty = 0;
+          ++tz;
+        }
+      }
+    } else {
+      tx = t % bx;
+      ty = (t / bx) % by;
+      tz = t / (bx * by);
+    }
+    expected = t + 1;
     b->current = t;
     b->state[t] = kRunning;
-    set_thread_index(t);
-    b->body(b->body_arg);
+    threadIdx = {tx, ty, tz};
+    kernel();
     b->state[b->current] = kExited;
     ++b->exited;
   }
-  // Done: the stack is free again, and this fiber is never resumed.
+}
+
+// A fiber's entry: run threads, then give the stack back; a finished fiber is never resumed.
+inline void fiber_main(void* arg) {
+  Block* b = static_cast<Block*>(arg);
+  b->body(b->body_arg);
   b->free_stacks[b->free_count++] = b->running_stack;
   void* unused;
   pygpu_host_switch_context(&unused, b->scheduler_sp);
   __builtin_unreachable();
 }
 
+// Stack tops are staggered by a cache line each (within half a stack): tops a power of two
+// apart would all fall into the same cache sets, and switching between hundreds of fibers
+// would then miss the cache on every switch.
 inline unsigned char* stack_top(Worker* w, unsigned int stack) {
-  return w->stack_memory + (std::size_t(stack) + 1) * w->stack_bytes;
+  const std::size_t stagger = (std::size_t(stack) * 64) % (w->stack_bytes / 2);
+  return w->stack_memory + (std::size_t(stack) + 1) * w->stack_bytes - stagger;
 }
 
 // Suspends the current thread (its state already says at which barrier) until released.
