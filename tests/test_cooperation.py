@@ -12,9 +12,8 @@ import textwrap
 import time
 
 import numpy as np
-import pytest
-
 import pygpu
+import pytest
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +49,9 @@ def test_tiled_matmul_with_syncthreads(coop: pygpu.Module, n: int) -> None:
     c = np.zeros((n, n), np.float32)
     dc = to_device(c)
     tiles = (n + 15) // 16
-    coop.get_function("matmul_tiled_f32")(to_device(a), to_device(b), dc, np.int32(n), grid=(tiles, tiles), block=(16, 16, 1))
+    coop.get_function("matmul_tiled_f32")(
+        to_device(a), to_device(b), dc, np.int32(n), grid=(tiles, tiles), block=(16, 16, 1)
+    )
     np.testing.assert_allclose(from_device(dc, c), a @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -73,7 +74,9 @@ def test_histogram_with_atomics_from_many_blocks(coop: pygpu.Module) -> None:
     x = np.random.default_rng(2).integers(0, 1 << 20, 200_000, dtype=np.uint32)
     bins = np.zeros(200, np.uint32)
     d_bins = to_device(bins)
-    coop.get_function("histogram_u32")(to_device(x), np.int64(x.size), d_bins, np.uint32(200), grid=(64, 1), block=(128, 1, 1))
+    coop.get_function("histogram_u32")(
+        to_device(x), np.int64(x.size), d_bins, np.uint32(200), grid=(64, 1), block=(128, 1, 1)
+    )
     np.testing.assert_array_equal(from_device(d_bins, bins), np.bincount(x % 200, minlength=200))
 
 
@@ -84,9 +87,10 @@ def test_every_atomic(coop: pygpu.Module) -> None:
     out_u = np.zeros(2, np.uint32)
     out_ull = np.zeros(2, np.uint64)
     out_f, out_d = np.zeros(1, np.float32), np.zeros(1, np.float64)
-    devs = [to_device(a) for a in (out_i, out_u, out_ull, out_f, out_d)]
+    outs: list[np.ndarray] = [out_i, out_u, out_ull, out_f, out_d]
+    devs = [to_device(a) for a in outs]
     coop.get_function("atomics_mix")(to_device(x), np.int64(n), *devs, grid=(40, 1), block=(96, 1, 1))
-    got_i, got_u, got_ull, got_f, got_d = (from_device(d, a) for d, a in zip(devs, (out_i, out_u, out_ull, out_f, out_d)))
+    got_i, got_u, got_ull, got_f, got_d = (from_device(d, a) for d, a in zip(devs, outs, strict=True))
     assert got_i.tolist() == [n, x.min(), x.max(), -n, (1 << 31) - 1, n % 2, 7]
     assert got_u.tolist() == [n % 10, (10 - n % 10) % 10]
     assert int(got_ull[0]) == int(x.astype(np.int64).sum()) % (1 << 64)
@@ -150,7 +154,7 @@ def test_intrinsics(coop: pygpu.Module) -> None:
     a, b = int(u[0]), int(u[1])
     brev = int(f"{a:032b}"[::-1], 2)
     mul24 = ((b & 0xFFFFFF) - (1 << 24) if b & 0x800000 else b & 0xFFFFFF) * 3 & 0xFFFFFFFF
-    want_u = [bin(a).count("1"), 8, 3, brev, (a * b) >> 32, mul24, min(a, b), max(a, b), int(f.view(np.uint32)[0])]
+    want_u = [a.bit_count(), 8, 3, brev, (a * b) >> 32, mul24, min(a, b), max(a, b), int(f.view(np.uint32)[0])]
     assert from_device(d_u, out_u).tolist() == want_u
     want_f = [1 / np.sqrt(2.5), 0.75, 0.0, 0.75, 2.5 / 0.75, np.sin(2.5), np.cos(2.5), 0.75, 2.5]
     np.testing.assert_allclose(from_device(d_f, out_f), np.array(want_f, np.float32), rtol=2e-6)
@@ -189,7 +193,13 @@ def test_ctrl_c_interrupts_a_long_host_launch_between_blocks(backend: str) -> No
             sys.exit(3)
         print("not interrupted", flush=True)
     """
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)
