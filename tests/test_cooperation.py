@@ -127,7 +127,24 @@ def test_warp_shuffle_widths_and_votes(coop: pygpu.Module) -> None:
     np.testing.assert_array_equal(got[:, 5], np.repeat([0 + 2, 0 + 2], 32))
 
 
-@pytest.mark.parametrize("block", [(64, 1, 1), (8, 4, 2), (5, 3, 1)])
+def test_shuffle_within_half_a_warp(coop: pygpu.Module) -> None:
+    x = np.arange(64, dtype=np.int32)
+    out = np.zeros(128, np.int32)
+    d_out = to_device(out)
+    coop.get_function("half_warp_sum_i32")(to_device(x), d_out, grid=(1, 1), block=(64, 1, 1))
+    got = from_device(d_out, out)
+    assert got[:2].tolist() == [sum(range(16)), sum(range(32, 48))]
+    assert got[64:][x % 32 >= 16].all()
+
+
+def test_a_shuffle_not_reached_by_its_whole_mask_is_an_error(coop: pygpu.Module, backend: str) -> None:
+    if backend != "host":
+        pytest.skip("undefined on a GPU; only the host backend can report it")
+    with pytest.raises(pygpu.CudaError, match=r"warp-synchronous .*not reached .* warp 0 of block \(0,0,0\)"):
+        coop.get_function("divergent_shuffle")(to_device(np.zeros(32, np.int32)), grid=(1, 1), block=(32, 1, 1))
+
+
+@pytest.mark.parametrize("block", [(64, 1, 1), (8, 4, 2), (5, 3, 1), (32, 32, 1)])
 def test_syncthreads_count_and_or(coop: pygpu.Module, block: tuple[int, int, int]) -> None:
     threads = block[0] * block[1] * block[2]
     for x in (np.ones(threads, np.int32), np.zeros(threads, np.int32), (np.arange(threads) % 3 == 0).astype(np.int32)):
