@@ -193,19 +193,24 @@ pub fn run_interruptible<R>(check: &(dyn Fn() -> bool + '_), f: impl FnOnce() ->
     struct Restore(Option<*const (dyn Fn() -> bool + 'static)>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            INTERRUPT_CHECK.with(|c| c.set(self.0));
+            let _ = INTERRUPT_CHECK.try_with(|c| c.set(self.0));
         }
     }
-    let _restore = Restore(INTERRUPT_CHECK.with(|c| c.replace(Some(erased))));
+    let Ok(previous) = INTERRUPT_CHECK.try_with(|c| c.replace(Some(erased))) else {
+        return f(); // the thread is exiting: nothing to interrupt
+    };
+    let _restore = Restore(previous);
     f()
 }
 
 fn should_interrupt() -> bool {
-    INTERRUPT_CHECK.with(|c| match c.get() {
-        // SAFETY: set by `run_interruptible`, whose `check` outlives the pointer's presence here.
-        Some(check) => unsafe { (*check)() },
-        None => false,
-    })
+    INTERRUPT_CHECK
+        .try_with(|c| match c.get() {
+            // SAFETY: set by `run_interruptible`, whose `check` outlives the pointer's presence here.
+            Some(check) => unsafe { (*check)() },
+            None => false,
+        })
+        .unwrap_or(false)
 }
 
 pub(super) struct HostLibrary {
@@ -362,11 +367,14 @@ impl HostFunction {
             let code = unsafe { (self.run_blocks)(launch, first, end, worker) };
             if code == 0 { Ok(()) } else { Err(block_error(code, worker)) }
         };
-        WORKER.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut memory) => run(&mut memory),
-            // Only if a kernel's thread launched again on this thread, which device code cannot.
-            Err(_) => run(&mut WorkerMemory::new()),
-        })
+        // A fresh worker only if this thread's is busy (a launch from inside a launch, which
+        // device code cannot make) or already gone (the thread is exiting).
+        WORKER
+            .try_with(|cell| match cell.try_borrow_mut() {
+                Ok(mut memory) => run(&mut memory),
+                Err(_) => run(&mut WorkerMemory::new()),
+            })
+            .unwrap_or_else(|_| run(&mut WorkerMemory::new()))
     }
 
     /// Runs every block of the grid, spread over the thread pool (this thread takes part, and
