@@ -230,3 +230,32 @@ def test_ctrl_c_interrupts_a_long_host_launch_between_blocks(backend: str) -> No
         pytest.fail("the launch did not stop after Ctrl-C")
     assert proc.returncode == 3 and "interrupted" in out, (out, err)
     assert time.monotonic() - start < 10
+
+
+def test_launches_from_several_threads_at_once(coop: pygpu.Module) -> None:
+    """Each launching thread has its own fibers and the blocks share one pool."""
+    import threading
+
+    x = np.random.default_rng(5).standard_normal(20_000)
+    d_x = to_device(x)
+    results: list[float] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            partial = np.zeros(16)
+            d_partial = to_device(partial)
+            for _ in range(5):
+                coop.get_function("block_sum_f64")(d_x, d_partial, np.int64(x.size), grid=(16, 1), block=(128, 1, 1))
+                results.append(float(from_device(d_partial, partial).sum()))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 15
+    np.testing.assert_allclose(results, x.sum(), rtol=1e-12, atol=1e-12)
