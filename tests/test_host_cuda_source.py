@@ -86,6 +86,26 @@ __global__ void idioms(float* __restrict__ out, const Pair p, uint32_t n, double
 }
 """
 
+# extern __shared__ at file scope and in a device function template, cast to another type.
+DYNAMIC_SHARED = r"""extern "C" {
+extern __shared__ float file_level[];
+__global__ void reverse_file_level(float* x) {
+  file_level[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  x[threadIdx.x] = file_level[blockDim.x - 1 - threadIdx.x];
+}
+}
+template <typename T>
+__device__ void reverse_in_template(T* x) {
+  extern __shared__ __align__(sizeof(T)) unsigned char raw[];
+  T* s = reinterpret_cast<T*>(raw);
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  x[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+extern "C" __global__ void reverse_doubles(double* x) { reverse_in_template(x); }
+"""
+
 
 def compiler() -> str:
     for name in ("g++", "g++-12", "c++", "clang++"):
@@ -157,3 +177,17 @@ def test_common_cuda_idioms_run_on_the_host(tmp_path: Path, backend: str) -> Non
     got = np.zeros(8, np.float32)
     pygpu.memcpy_dtoh(got, out)
     assert got[:7].tolist() == [32, 8.5, 6, 3, 6, 34, 7]
+
+
+@pytest.mark.parametrize(("kernel", "dtype"), [("reverse_file_level", np.float32), ("reverse_doubles", np.float64)])
+def test_extern_shared_at_file_scope_and_in_templates(tmp_path: Path, backend: str, kernel: str, dtype: type[np.generic]) -> None:
+    if backend != "host":
+        pytest.skip("builds a host kernels library")
+    module = build(tmp_path, DYNAMIC_SHARED)
+    x: np.ndarray = np.arange(64, dtype=dtype)
+    d = pygpu.mem_alloc(x.nbytes)
+    pygpu.memcpy_htod(d, x)
+    module.get_function(kernel)(d, grid=(1, 1), block=(64, 1, 1), shared=x.nbytes)
+    got = np.empty_like(x)
+    pygpu.memcpy_dtoh(got, d)
+    np.testing.assert_array_equal(got, x[::-1])

@@ -85,7 +85,9 @@ __device__ inline unsigned int __activemask() { return static_cast<unsigned int>
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
-#define PYGPU_DYNAMIC_SHARED(T, NAME) T* const NAME = static_cast<T*>(pygpu_host::dynamic_shared())
+#define PYGPU_DYNAMIC_SHARED(T, NAME)                     \
+  static thread_local pygpu_host::SharedPointer<T>& NAME = \
+      reinterpret_cast<pygpu_host::SharedPointer<T>&>(pygpu_host::dynamic_shared_memory)
 
 #include "pygpu_host/vector_types.h"
 #include "pygpu_host/fibers.h"

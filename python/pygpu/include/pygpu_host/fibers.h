@@ -383,7 +383,16 @@ inline const unsigned long long* warp_exchange(unsigned int mask, unsigned long 
 }
 
 // extern __shared__ memory: the launch's shared_bytes, lent by the loader for the whole launch.
-inline void* dynamic_shared() { return current_block->worker->shared; }
+// PYGPU_DYNAMIC_SHARED names it through a reference to this variable (may_alias: it is read as
+// a T*), which works at namespace scope and in functions alike.
+static thread_local void* dynamic_shared_memory;
+template <typename T>
+struct MayAlias {
+  typedef T* __attribute__((may_alias)) pointer;
+};
+template <typename T>
+using SharedPointer = typename MayAlias<T>::pointer;
+inline void* dynamic_shared() { return dynamic_shared_memory; }
 
 inline unsigned int lane_id() { return current_block->current % kWarpSize; }
 
@@ -426,6 +435,7 @@ inline int run_blocks(const LaunchDesc* launch, unsigned long long first, unsign
   b->threads = threads;
   Block* outer = current_block;
   current_block = b;
+  dynamic_shared_memory = worker->shared;
   gridDim = dim3(launch->grid[0], launch->grid[1], launch->grid[2]);
   blockDim = dim3(launch->block[0], launch->block[1], launch->block[2]);
   int rc = kSuccess;
