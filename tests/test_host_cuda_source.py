@@ -180,7 +180,9 @@ def test_common_cuda_idioms_run_on_the_host(tmp_path: Path, backend: str) -> Non
 
 
 @pytest.mark.parametrize(("kernel", "dtype"), [("reverse_file_level", np.float32), ("reverse_doubles", np.float64)])
-def test_extern_shared_at_file_scope_and_in_templates(tmp_path: Path, backend: str, kernel: str, dtype: type[np.generic]) -> None:
+def test_extern_shared_at_file_scope_and_in_templates(
+    tmp_path: Path, backend: str, kernel: str, dtype: type[np.generic]
+) -> None:
     if backend != "host":
         pytest.skip("builds a host kernels library")
     module = build(tmp_path, DYNAMIC_SHARED)
