@@ -223,7 +223,6 @@ inline void run_threads(Block* b, const Kernel& kernel) {
     }
     expected = t + 1;
     b->current = t;
-    b->state[t] = kRunning;
     threadIdx = {tx, ty, tz};
     kernel();
     b->state[b->current] = kExited;

@@ -93,6 +93,7 @@ static inline unsigned int __activemask() {  // the lanes that have not returned
   unsigned int active = 0;
   for (unsigned int l = 0; l < pygpu_host::kWarpSize; ++l)
     if ((lanes >> l & 1u) && (warp * pygpu_host::kWarpSize + l >= b->next_thread ||
+                              warp * pygpu_host::kWarpSize + l == b->current ||
                               b->state[warp * pygpu_host::kWarpSize + l] != pygpu_host::kExited))
       active |= 1u << l;
   return active;
