@@ -12,8 +12,10 @@ import textwrap
 import time
 
 import numpy as np
-import pygpu
 import pytest
+
+import pygpu
+from conftest import run_python
 
 
 @pytest.fixture(scope="module")
@@ -259,3 +261,30 @@ def test_launches_from_several_threads_at_once(coop: pygpu.Module) -> None:
     assert not errors
     assert len(results) == 15
     np.testing.assert_allclose(results, x.sum(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_forked_child_runs_multi_block_launches(backend: str) -> None:
+    """The block pool's threads do not survive fork(): the child runs the blocks itself."""
+    if backend != "host":
+        pytest.skip("GPU backends refuse a forked child (test_reliability)")
+    result = run_python(
+        """
+        import os, numpy as np, pygpu
+        f = pygpu.load_kernels("cooperation").get_function("block_sum_f64")
+        x = np.arange(10_000.0)
+        d, p = pygpu.mem_alloc(x.nbytes), pygpu.mem_alloc(8 * 16)
+        pygpu.memcpy_htod(d, x)
+        f(d, p, np.int64(x.size), grid=(16, 1), block=(128, 1, 1))  # starts the pool
+        pid = os.fork()
+        if pid == 0:
+            f(d, p, np.int64(x.size), grid=(16, 1), block=(128, 1, 1))
+            r = np.zeros(16)
+            pygpu.memcpy_dtoh(r, p)
+            print("child", r.sum() == x.sum(), flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        """,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "child True" in result.stdout

@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-import pygpu
 import pytest
+
+import pygpu
 from pygpu._host_source import INCLUDE_DIR, host_source
 
 # As PyCUDA's SourceModule passes it with no_extern_c=True (templates cannot have C linkage).
