@@ -12,7 +12,8 @@ consumers about it (``__cuda_array_interface__['stream']``, ``__dlpack__(stream=
 Modules, one per concept: ``_core`` (the array, views), ``_transfer`` (copies),
 ``_ordering`` (streams), ``_interop`` (CAI/DLPack), ``_creation`` (new arrays),
 ``_layout`` (strides), ``_dtypes`` (the dtype table), ``_platform`` (what differs per
-backend), ``_arithmetic`` (operators).
+backend), ``_elementwise`` (launching the bundled kernels), ``_arithmetic`` (operators and
+elementwise methods), ``_functions`` (elementwise module functions).
 
 Use as ``import pygpu as gpuarray`` or ``from pygpu import gpuarray``.
 """
@@ -31,6 +32,15 @@ from pygpu.gpuarray._creation import (
     zeros,
     zeros_like,
 )
+from pygpu.gpuarray._functions import (
+    if_positive,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    where,
+)
 from pygpu.gpuarray._interop import asarray, from_dlpack
 
 __all__ = [
@@ -41,10 +51,17 @@ __all__ = [
     "empty",
     "empty_like",
     "from_dlpack",
+    "if_positive",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "maximum",
+    "minimum",
     "ones",
     "ones_like",
     "to_gpu",
     "to_gpu_async",
+    "where",
     "zeros",
     "zeros_like",
 ]
