@@ -151,7 +151,7 @@ template <class R>
 PYGPU_FN complex<R> complex_pow(complex<R> a, complex<R> b) {
   if (b.re == 0 && b.im == 0) return make_complex(R(1), R(0));
   if (a.re == 0 && a.im == 0) {
-    if (b.re > 0 && b.im == 0) return make_complex(R(0), R(0));
+    if (b.re > 0) return make_complex(R(0), R(0));
     const R nan = R(0) / R(0);
     return make_complex(nan, nan);
   }

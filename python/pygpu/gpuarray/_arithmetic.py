@@ -100,7 +100,8 @@ def binary(ufunc: np.ufunc, kernel: str, x: Any, y: Any, out: GPUArray | None = 
     loop = _elementwise.loop_dtypes(ufunc, x, y)
     in_x, in_y, result_dtype = loop[0], loop[1], loop[2]
     if in_x != in_y:
-        raise TypeError(f"{what} would need a kernel for mixed dtypes ({in_x}, {in_y}), which pygpu does not have")
+        # numpy compares uint64 with int64 exactly; pygpu compares them as float64.
+        in_x = in_y = check_dtype(np.result_type(in_x, in_y))
     if ufunc is np.power and in_x.kind in "iu":
         for v, is_array in ((y, y_is_array),):
             if not is_array and v < 0:
@@ -286,9 +287,11 @@ class ArithmeticMixin:
         """The complex conjugate (a copy for real dtypes)."""
         dtype = self.dtype  # type: ignore[attr-defined]
         if dtype.kind != "c":
+            # The values themselves, in numpy's result dtype (int8 for bool).
+            result_dtype = _elementwise.loop_dtypes(np.conjugate, self)[1]
             if out is None:
-                return self.copy(stream)  # type: ignore[attr-defined,no-any-return]
-            out.set(self, stream=stream)
+                return self.astype(result_dtype, stream)  # type: ignore[attr-defined,no-any-return]
+            out.set(cast_to(self, result_dtype, stream), stream=stream)  # type: ignore[arg-type]
             return out
         return unary(np.conjugate, "conj", self, out, stream)  # type: ignore[arg-type]
 
