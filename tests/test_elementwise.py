@@ -470,3 +470,31 @@ def test_bad_input_raises_clear_errors() -> None:
     ro._readonly = True
     with pytest.raises(ValueError, match="read-only"):
         ro += 1
+
+
+def test_fill_and_elementwise_ops_are_captured_in_a_graph() -> None:
+    a = ga.to_gpu(np.zeros(1000))
+    out = ga.empty_like(a)
+    cumath.exp(a, out=out)  # loads the kernels' modules outside the capture
+    ga.maximum(out, 10.0, out=out).fill(1.5)
+    a.get()  # the work above has completed: nothing for the capture to wait on
+    out.get()
+    s = pygpu.cudaStream_t(1)
+    s.begin_capture()
+    a.fill(2.5, stream=s)  # not a memset pattern: the copy kernel
+    cumath.exp(a, stream=s, out=out)
+    ga.maximum(out, 10.0, out=out, stream=s)
+    graph = s.end_capture()
+    np.testing.assert_array_equal(a.get(), 0)  # nothing ran while capturing
+    graph.instantiate().launch(s)
+    pygpu.cudaStreamSynchronize(s).check()
+    np.testing.assert_array_equal(a.get(), 2.5)
+    np.testing.assert_allclose(out.get(), np.maximum(np.exp(2.5), 10.0), rtol=1e-15)
+
+
+def test_results_are_ordered_on_the_stream_they_are_launched_on() -> None:
+    s = pygpu.cudaStream_t(1)
+    x = ga.to_gpu_async(np.arange(100_000, dtype=np.float64), stream=s)
+    y = cumath.sqrt(x, stream=s)  # queued behind the upload on s
+    z = y * 2.0  # default stream: waits for s through the array's ordering
+    np.testing.assert_allclose(z.get(), 2 * np.sqrt(np.arange(100_000.0)), rtol=1e-15)
