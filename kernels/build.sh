@@ -105,11 +105,14 @@ rm -rf "$STAGE_DIR"
 mkdir -p "$STAGE_DIR"
 
 build_cuda() {  # NAME SOURCE
+  # NVRTC and nvcc side by side: with the elementwise sources they are the longest step.
   "$PYTHON" "$KERNELS_DIR/nvrtc_compile.py" --nvrtc "$NVRTC_LIB" --expect-version 12.0 \
-    --arch "$PTX_ARCH" -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.ptx" "$2"
+    --arch "$PTX_ARCH" -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.ptx" "$2" &
+  local nvrtc=$!
   # nvcc needs a host compiler even for device code (preprocessing); -ccbin pins it.
   "$NVCC" -ccbin "$GXX" -std=c++17 -O3 -fatbin "${CUDA_GENCODE[@]}" -I "$KERNELS_DIR" \
     -o "$STAGE_DIR/$1.fatbin" "$2"
+  wait "$nvrtc"
 }
 
 build_hip() {  # NAME SOURCE
