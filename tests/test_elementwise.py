@@ -498,3 +498,16 @@ def test_results_are_ordered_on_the_stream_they_are_launched_on() -> None:
     y = cumath.sqrt(x, stream=s)  # queued behind the upload on s
     z = y * 2.0  # default stream: waits for s through the array's ordering
     np.testing.assert_allclose(z.get(), 2 * np.sqrt(np.arange(100_000.0)), rtol=1e-15)
+
+
+def test_misaligned_views_are_refused_or_filled_safely() -> None:
+    raw = ga.to_gpu(np.arange(10, dtype=np.float32))
+    odd = raw.view(np.uint8)[1:33].view(np.float32)  # every element straddles two floats
+    with pytest.raises(ValueError, match="not aligned"):
+        odd * 2
+    aligned = ga.empty(odd.shape, odd.dtype)
+    aligned.set(odd)
+    np.testing.assert_array_equal((aligned * 2).get(), odd.get() * 2)
+    strided = raw.view(np.uint8)[1:37].view(np.float32)[::3]
+    strided.fill(np.float32(3.0))  # not a kernel's load: staged through the host
+    assert (strided.get() == 3.0).all()

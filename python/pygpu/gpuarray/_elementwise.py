@@ -181,6 +181,13 @@ def launch(
                     f"operands are on devices {device} and {a.device}: an operation needs all its arrays on one device"
                 )
     for a in arrays:
+        align = min(8, a.dtype.itemsize)
+        if a.ptr % align or (not contiguous and any(st % align for st in a.strides)):
+            raise ValueError(
+                f"a {a.dtype} operand at address {a.ptr:#x} with strides {a.strides} is not aligned to {align} "
+                "bytes, which the kernels' loads need: make an aligned copy first (GPUArray(shape, dtype) and set())"
+            )
+    for a in arrays:
         a._order.before(stream)
     header_ptrs = ptrs
     if contiguous:

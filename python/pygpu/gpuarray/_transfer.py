@@ -202,6 +202,11 @@ class TransferMixin(ArrayFields):
             lo, _ = extent(shape, strides, itemsize)
             fill_bytes(self.ptr + lo, self.nbytes, pattern, stream)
             self._order.wrote(stream)
+        elif not _aligned(me):
+            # Misaligned views (a reinterpreted byte offset) cannot take the kernel's loads.
+            self._order.before(stream)
+            self._set_span(scalar, stream)
+            self._order.wrote(stream)
         else:
             _elementwise.launch("cast", f"copy_x{itemsize}", [me], [pattern.ljust(16, b"\0")], stream)
         return me
