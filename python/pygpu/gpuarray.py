@@ -52,18 +52,62 @@ from pygpu._pygpu import (
 __all__ = [
     "DevicePointer",
     "GPUArray",
+    "all",
+    "any",
     "arange",
     "asarray",
+    "concatenate",
+    "dot",
     "empty",
     "empty_like",
     "from_dlpack",
+    "hstack",
+    "max",
+    "min",
+    "multi_put",
+    "multi_take",
+    "multi_take_put",
     "ones",
     "ones_like",
+    "reshape",
+    "stack",
+    "subset_dot",
+    "subset_max",
+    "subset_min",
+    "subset_sum",
+    "sum",
+    "take",
     "to_gpu",
     "to_gpu_async",
+    "transpose",
+    "vdot",
+    "vstack",
     "zeros",
     "zeros_like",
 ]
+
+# Defined in their own modules and looked up on first use (module __getattr__), so that the
+# names shadowing builtins (sum, min, max, any, all) never shadow them inside this module.
+_ELSEWHERE = {
+    **dict.fromkeys(
+        ["all", "any", "dot", "max", "min", "subset_dot", "subset_max", "subset_min", "subset_sum", "sum", "vdot"],
+        "pygpu._reductions",
+    ),
+    **dict.fromkeys(
+        ["concatenate", "hstack", "multi_put", "multi_take", "multi_take_put", "reshape", "stack", "take",
+         "transpose", "vstack"],
+        "pygpu._array_functions",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pygpu.gpuarray' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 _SUPPORTED = frozenset(
     np.dtype(t)
@@ -194,6 +238,8 @@ def _host_array(ary: Any) -> np.ndarray:
 
 
 def _shape_tuple(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, np.ndarray) and shape.ndim == 0:
+        shape = shape[()]  # PyCUDA takes a 0-d integer array as a length
     if isinstance(shape, (int, np.integer)):
         dims: tuple[int, ...] = (operator.index(shape),)
     else:
@@ -697,6 +743,38 @@ class GPUArray:
         sync[0] = stream
         return self
 
+    # ---------------------------------------------------------------- reductions (0-d results)
+
+    def sum(self, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The sum of all elements as a 0-d GPUArray (``pygpu.gpuarray.sum``)."""
+        from pygpu import _reductions
+
+        return _reductions.sum(self, dtype, stream, allocator)
+
+    def max(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The largest element as a 0-d GPUArray (``pygpu.gpuarray.max``)."""
+        from pygpu import _reductions
+
+        return _reductions.max(self, stream, allocator)
+
+    def min(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The smallest element as a 0-d GPUArray (``pygpu.gpuarray.min``)."""
+        from pygpu import _reductions
+
+        return _reductions.min(self, stream, allocator)
+
+    def any(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """Whether any element is non-zero, as a 0-d bool GPUArray."""
+        from pygpu import _reductions
+
+        return _reductions.any(self, stream, allocator)
+
+    def all(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """Whether every element is non-zero, as a 0-d bool GPUArray."""
+        from pygpu import _reductions
+
+        return _reductions.all(self, stream, allocator)
+
     def astype(self, dtype: Any, stream: Any = None) -> GPUArray:
         """A converted copy (through the host: pygpu has no kernels for it)."""
         dt = _check_dtype(dtype)
@@ -813,9 +891,14 @@ class GPUArray:
             raise ValueError(f"cannot reshape array of size {self.size} into shape {new_shape}")
         if order == "A":
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        itemsize = self.dtype.itemsize
+        flags = self.flags
+        if order == "F" and flags.c_contiguous and not flags.f_contiguous and self.size:
+            # PyCUDA re-reads the same buffer with Fortran strides (numpy would reorder the
+            # elements): code ported from PyCUDA expects exactly these values.
+            return self._view(self._offset, new_shape, _f_strides(new_shape, itemsize))
         if new_shape == self.shape:
             return self._view(self._offset, self.shape, self.strides)
-        itemsize = self.dtype.itemsize
         if self.size == 0:
             strides = _c_strides(new_shape, itemsize) if order == "C" else _f_strides(new_shape, itemsize)
             return self._view(self._offset, new_shape, strides)
@@ -902,12 +985,12 @@ class GPUArray:
                 "__cuda_array_interface__: on the host backend device memory is host memory; "
                 "use __array_interface__ or DLPack"
             )
-        flags = self._flags or self.flags
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
             "data": (self.ptr, self._readonly),
-            "strides": None if flags.c_contiguous else self.strides,
+            # Explicit even in C order, as PyCUDA gives them.
+            "strides": self.strides,
             "version": 3,
             "stream": self._cai_stream(kind),
         }
@@ -1139,7 +1222,10 @@ def _copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
             for do, so in zip(_offsets(outer, dst.strides[:k]), _offsets(outer, src.strides[:k])):
                 memcpy_dtod(dptr + do, sptr + so, run, stream)
         else:
-            dst.set(src.get(stream=stream), stream=stream)
+            from pygpu._array_functions import copy_strided
+
+            if not copy_strided(dst, src, stream):
+                dst.set(src.get(stream=stream), stream=stream)
             return
     dst._sync[0] = stream
 
@@ -1272,20 +1358,10 @@ def ones_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = 
 
 
 def arange(*args: Any, **kwargs: Any) -> GPUArray:
-    """arange(start, stop, step, dtype=None, allocator=None), computed as numpy's."""
-    allocator = kwargs.pop("allocator", None)
-    dtype = kwargs.pop("dtype", None)
-    names = ("start", "stop", "step")
-    positional = list(args)
-    if len(positional) == 4 and dtype is None:
-        dtype = positional.pop()
-    for name in names[len(positional):]:
-        if name in kwargs:
-            positional.append(kwargs.pop(name))
-    if kwargs:
-        raise TypeError(f"arange() got unexpected keyword arguments: {', '.join(kwargs)}")
-    host = np.arange(*positional, dtype=dtype)
-    return to_gpu(host, allocator)
+    """arange([start,] stop[, step], dtype=None, allocator=None): numpy's values, filled on the device."""
+    from pygpu._array_functions import arange as device_arange
+
+    return device_arange(*args, **kwargs)
 
 
 # ----------------------------------------------------------------------------- interop import
