@@ -85,7 +85,6 @@ from pygpu._pygpu import (
     set_backend,
 )
 from pygpu._kernels import load_kernels
-from pygpu._kernels import load_kernels
 
 if TYPE_CHECKING:
     from typing import Any
@@ -117,7 +116,14 @@ _LAZY = {
 }
 
 
+# PyCUDA's module names, imported on first attribute access (``import pygpu; pygpu.gpuarray``)
+# so that `import pygpu` stays fast.
+_SUBMODULES = frozenset(["cumath", "driver", "gpuarray"])
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"pygpu.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pygpu' has no attribute {name!r}")
@@ -127,7 +133,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
 
 
 __version__ = "0.1.0"

@@ -70,19 +70,14 @@ def _hold(stream: Any, objects: tuple[Any, ...]) -> None:
 
 def read_on(stream: Any, *arrays: GPUArray) -> None:
     """Orders work about to be issued on ``stream`` after the pending writes of ``arrays``."""
-    from pygpu.gpuarray import _order_after
-
     for a in arrays:
-        sync = a._sync
-        pending = sync[0]
-        if pending is not False and pending is not stream:
-            _order_after(sync, pending, stream)
+        a._order.before(stream)
 
 
 def written_on(stream: Any, *arrays: GPUArray) -> None:
     """Records that ``arrays`` were last written by work on ``stream``."""
     for a in arrays:
-        a._sync[0] = stream
+        a._order.wrote(stream)
 
 
 def element_strides(a: GPUArray) -> tuple[int, ...] | None:
@@ -105,6 +100,6 @@ def reduction_block() -> int:
     """Threads per block of a reduction launch. The host backend runs a block's threads one
     after another and (until it runs real block barriers) cannot fold them in shared memory, so
     there each block is one thread (kernels/reduce.cu's host branch)."""
-    from pygpu.gpuarray import _kind
+    from pygpu.gpuarray._platform import platform
 
-    return 1 if _kind() == "host" else BLOCK
+    return 1 if platform().name == "host" else BLOCK

@@ -12,14 +12,47 @@ common type; ``min``/``max`` propagate NaN as numpy's do, and raise on an empty 
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pygpu import _bundled
-from pygpu.gpuarray import GPUArray, _extent, _is_dense, empty
+from pygpu.gpuarray import _core, _creation
+from pygpu.gpuarray._layout import extent, is_dense
 
-__all__ = ["all", "any", "dot", "max", "min", "subset_dot", "subset_max", "subset_min", "subset_sum", "sum", "vdot"]
+if TYPE_CHECKING:
+    from pygpu.gpuarray._core import GPUArray
+
+__all__ = [
+    "ReductionMixin", "all", "any", "dot", "max", "min", "subset_dot", "subset_max", "subset_min", "subset_sum",
+    "sum", "vdot",
+]
+
+
+class ReductionMixin:
+    """GPUArray's reduction methods (0-d GPUArray results)."""
+
+    __slots__ = ()
+
+    def sum(self, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The sum of all elements (``pygpu.gpuarray.sum``)."""
+        return sum(self, dtype, stream, allocator)  # type: ignore[arg-type]
+
+    def max(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The largest element (``pygpu.gpuarray.max``)."""
+        return max(self, stream, allocator)  # type: ignore[arg-type]
+
+    def min(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The smallest element (``pygpu.gpuarray.min``)."""
+        return min(self, stream, allocator)  # type: ignore[arg-type]
+
+    def any(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """Whether any element is non-zero, as a 0-d bool array."""
+        return any(self, stream, allocator)  # type: ignore[arg-type]
+
+    def all(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """Whether every element is non-zero, as a 0-d bool array."""
+        return all(self, stream, allocator)  # type: ignore[arg-type]
 
 _SOURCE = "reduce"
 # out, a, b, n, layout, subset, subset_kind, conj
@@ -56,7 +89,7 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def _check_array(a: Any, what: str) -> GPUArray:
-    if not isinstance(a, GPUArray):
+    if not isinstance(a, _core.GPUArray):
         raise TypeError(f"{what} must be a GPUArray, not {type(a).__name__}")
     return a
 
@@ -85,8 +118,8 @@ def _reduce(op: str, kernel_type: str, result: GPUArray, acc: np.dtype, a: GPUAr
     itemsize = a.dtype.itemsize
     # A flat walk when the term order does not matter or the layouts are C order: a dense
     # operand (any axis order, even negative steps) is read from its lowest address.
-    if subset is None and b is None and _is_dense(a.shape, a.strides, itemsize):
-        a_ptr = a.ptr + (_extent(a.shape, a.strides, itemsize)[0] if n else 0)
+    if subset is None and b is None and is_dense(a.shape, a.strides, itemsize):
+        a_ptr = a.ptr + (extent(a.shape, a.strides, itemsize)[0] if n else 0)
         b_ptr = a_ptr
         layout = None
     elif builtins.all(x.flags.c_contiguous for x in operands):
@@ -127,7 +160,7 @@ def _reduce(op: str, kernel_type: str, result: GPUArray, acc: np.dtype, a: GPUAr
     if grid == 1:
         target = result
     else:
-        target = empty((grid,), acc, allocator=allocator)
+        target = _creation.empty((grid,), acc, allocator=allocator)
         keep.append(target)
     args = (n, layout or 0, subset_ptr, subset_kind, int(conj))
     _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args, keep=tuple(keep))
@@ -146,7 +179,7 @@ def _reduce(op: str, kernel_type: str, result: GPUArray, acc: np.dtype, a: GPUAr
 
 
 def _result(dtype: np.dtype, allocator: Any, a: GPUArray) -> GPUArray:
-    return empty((), dtype, allocator=allocator if allocator is not None else a.allocator)
+    return _creation.empty((), dtype, allocator=allocator if allocator is not None else a.allocator)
 
 
 def _narrowed(value: GPUArray, dtype: np.dtype) -> GPUArray:

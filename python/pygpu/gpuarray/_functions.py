@@ -14,7 +14,10 @@ from typing import Any
 import numpy as np
 
 from pygpu import _bundled
-from pygpu.gpuarray import GPUArray, _check_dtype, empty
+from pygpu.gpuarray._core import GPUArray
+from pygpu.gpuarray._creation import empty, to_gpu
+from pygpu.gpuarray._dtypes import check_dtype
+from pygpu.gpuarray._transfer import copy_into
 
 __all__ = [
     "arange",
@@ -67,12 +70,10 @@ def arange(*args: Any, **kwargs: Any) -> GPUArray:
     # numpy's own rules for the type and length: ask it for a short range with the same start
     # and step (its length formula and casts are then exactly numpy's).
     dt = np.result_type(np.asarray(start), np.asarray(stop), np.asarray(step)) if dtype is None else np.dtype(dtype)
-    dt = _check_dtype(dt)
+    dt = check_dtype(dt)
     length = _arange_length(start, stop, step)
     if dt.name not in _ARANGE_TYPES:
         # bool, float16 and complex ranges are rare and short: numpy's values, copied up.
-        from pygpu.gpuarray import to_gpu
-
         return to_gpu(np.arange(start, stop, step, dtype=dt), allocator)
     head = np.arange(start, start + 2 * step, step, dtype=dt) if length >= 2 else None
     result = empty((length,), dt, allocator=allocator)
@@ -119,9 +120,7 @@ def copy_strided(dst: GPUArray, src: GPUArray, stream: Any) -> bool:
 
 
 def _assign(dst: GPUArray, src: GPUArray, stream: Any) -> None:
-    from pygpu.gpuarray import _copy_into
-
-    _copy_into(dst, src, stream)
+    copy_into(dst, src, stream)
 
 
 # ----------------------------------------------------------------------------- joining
