@@ -407,7 +407,13 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
             keep = [i for i in range(ndim) if i not in norm]
         return self._view(self._offset, tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep))
 
-    def transpose(self, *axes: Any) -> GPUArray:
+    def transpose(self, *axes: Any, **kwargs: Any) -> GPUArray:
+        """A view with the axes permuted: ``transpose(1, 0)``, ``transpose((1, 0))`` or
+        PyCUDA's ``transpose(axes=(1, 0))``; reversed by default."""
+        if kwargs:
+            if set(kwargs) != {"axes"} or axes:
+                raise TypeError("transpose() takes the axes either as arguments or as axes=, nothing else")
+            axes = (kwargs["axes"],)
         ndim = len(self.shape)
         if not axes or (len(axes) == 1 and axes[0] is None):
             perm = tuple(range(ndim - 1, -1, -1))
