@@ -243,3 +243,14 @@ def test_property_sum_any_all_of_views(case: tuple[np.ndarray, Any]) -> None:
     assert gpuarray.any(view).get() == hview.any() and gpuarray.all(view).get() == hview.all()
     if hview.size and host.dtype.kind != "c":
         assert gpuarray.max(view).get() == hview.max() and gpuarray.min(view).get() == hview.min()
+
+
+def test_reduction_benchmark_script_runs() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import reduction_bench
+
+    figures = reduction_bench.main(["--quick"])["pygpu"]
+    assert all(v > 0 for v in figures.values())
