@@ -392,7 +392,7 @@ def test_reshape_and_ravel(order, new):
     t = g.transpose(2, 0, 1)
     assert_same(t.reshape(new, order=order).get(), host.transpose(2, 0, 1).reshape(new, order=order))
     assert_same(g[:, ::-1].ravel().get(), host[:, ::-1].ravel())
-    assert_same(g.ravel(order=order).get(), host.ravel())
+    assert_same(g.ravel(order=order).get(), host.ravel(order=order))
 
 
 def test_reshape_view_of_strided_array_when_possible():

@@ -343,7 +343,12 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
             view.set(staged)
 
     def reshape(self, *shape: Any, order: str = "C") -> GPUArray:
-        """A view with the new shape when the layout allows it, otherwise a copy."""
+        """A view with the new shape when the layout allows it, otherwise a copy.
+
+        As PyCUDA's: a contiguous (C or Fortran) array is re-read from the same buffer with
+        the strides of ``order``, so ``reshape(..., order="F")`` of a C array (and
+        ``order="C"`` of a Fortran array) gives other values than numpy's, which reorders.
+        """
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = tuple(shape[0])
         if order not in ("C", "F", "A"):
@@ -368,14 +373,18 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
             raise ValueError(f"cannot reshape array of size {self.size} into shape {new_shape}")
         if order == "A":
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
-        itemsize = self.dtype.itemsize
         flags = self.flags
-        if order == "F" and flags.c_contiguous and not flags.f_contiguous and self.size:
-            # PyCUDA re-reads the same buffer with Fortran strides (numpy would reorder the
-            # elements): code ported from PyCUDA expects exactly these values.
-            return self._view(self._offset, new_shape, f_strides(new_shape, itemsize))
+        if self.size and (flags.c_contiguous or flags.f_contiguous):
+            itemsize = self.dtype.itemsize
+            strides = c_strides(new_shape, itemsize) if order == "C" else f_strides(new_shape, itemsize)
+            return self._view(self._offset, new_shape, strides)
+        return self._reordered(new_shape, order)
+
+    def _reordered(self, new_shape: tuple[int, ...], order: str) -> GPUArray:
+        """numpy's reshape: the elements in ``order``, a view where the layout allows it."""
         if new_shape == self.shape:
             return self._view(self._offset, self.shape, self.strides)
+        itemsize = self.dtype.itemsize
         if self.size == 0:
             strides = c_strides(new_shape, itemsize) if order == "C" else f_strides(new_shape, itemsize)
             return self._view(self._offset, new_shape, strides)
@@ -387,7 +396,12 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
         return self._view(self._offset, new_shape, tuple(nocopy))
 
     def ravel(self, order: str = "C") -> GPUArray:
-        return self.reshape(-1, order=order)
+        """The elements in ``order`` as a 1-D array (numpy's ravel: a Fortran array is reordered)."""
+        if order == "A":
+            order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        if order not in ("C", "F"):
+            raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
+        return self._reordered((self.size,), order)
 
     def squeeze(self, axis: Any = None) -> GPUArray:
         ndim = len(self.shape)
