@@ -115,7 +115,7 @@ build_cuda() {  # NAME SOURCE
 build_hip() {  # NAME SOURCE
   # HIP_PLATFORM=amd: hipcc would otherwise pick the NVIDIA platform if any nvcc is on PATH.
   # --no-gpu-bundle-output: a plain AMDGPU ELF code object rather than a clang offload bundle.
-  HIP_PLATFORM=amd hipcc --genco --offload-arch="$HIP_ARCH" --no-gpu-bundle-output -O3 \
+  HIP_PLATFORM=amd hipcc -std=c++17 --genco --offload-arch="$HIP_ARCH" --no-gpu-bundle-output -O3 \
     -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.hsaco" "$2"
 }
 
