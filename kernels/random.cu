@@ -21,8 +21,10 @@ __device__ __forceinline__ unsigned int mulhilo(unsigned int a, unsigned int b, 
 }
 
 // Philox4x32 with 10 rounds, Random123's constants.
-__device__ __forceinline__ Words philox4x32_10(unsigned long long counter, unsigned long long seed) {
-  unsigned int c0 = (unsigned int)counter, c1 = (unsigned int)(counter >> 32), c2 = 0, c3 = 0;
+// The counter is (counter's low word, its high word, c2, c3); the key is the seed's two words.
+__device__ __forceinline__ Words philox4x32_10(unsigned long long counter, unsigned long long seed,
+                                               unsigned int c2 = 0, unsigned int c3 = 0) {
+  unsigned int c0 = (unsigned int)counter, c1 = (unsigned int)(counter >> 32);
   unsigned int k0 = (unsigned int)seed, k1 = (unsigned int)(seed >> 32);
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
@@ -136,3 +138,65 @@ PYGPU_KERNEL void philox_normal_float64(double* out, long long n, unsigned long 
   }
 }
 PYGPU_EXPORT(philox_normal_float64)
+
+// Poisson numbers, one output element per Philox counter (offset + i): element i draws the
+// uniforms of blocks (counter, j, 1) for j = 0, 1, ... (the third word counts, the fourth
+// separates these draws from the other distributions'). Knuth's multiplication method, on
+// pieces of lambda <= 16 summed (a sum of Poissons is Poisson), so exp(-piece) never
+// underflows; the cost grows with lambda. per_element != 0: lambda is out[i]'s value on entry
+// (PyCUDA's fill_poisson without a lambda).
+namespace pygpu_philox {
+
+template <typename T>
+__device__ __forceinline__ void poisson(T* out, long long n, unsigned long long seed, unsigned long long offset,
+                                        double lambda, int per_element) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)blockDim.x * gridDim.x) {
+    const double lam = per_element ? (double)out[i] : lambda;
+    const unsigned long long counter = offset + (unsigned long long)i;
+    unsigned int draw = 0;  // uniforms taken so far
+    Words words = {{0, 0, 0, 0}};
+    unsigned long long count = 0;
+    if (lam > 0) {
+      const int pieces = (int)(lam / 16.0) + 1;
+      const double limit = exp(-lam / pieces);
+      for (int p = 0; p < pieces; ++p) {
+        double product = 1.0;
+        for (;;) {
+          if (draw % 4 == 0) words = philox4x32_10(counter, seed, draw / 4, 1u);
+          const double u = ((double)words.w[draw % 4] + 0.5) * (1.0 / 4294967296.0);  // (0, 1)
+          ++draw;
+          product *= u;
+          if (product <= limit) break;
+          ++count;
+        }
+      }
+    }
+    out[i] = (T)count;
+  }
+}
+
+}  // namespace pygpu_philox
+
+PYGPU_KERNEL void philox_poisson_uint32(unsigned int* out, long long n, unsigned long long seed,
+                                        unsigned long long offset, double lambda, int per_element) {
+  pygpu_philox::poisson(out, n, seed, offset, lambda, per_element);
+}
+PYGPU_EXPORT(philox_poisson_uint32)
+
+PYGPU_KERNEL void philox_poisson_int32(int* out, long long n, unsigned long long seed, unsigned long long offset,
+                                       double lambda, int per_element) {
+  pygpu_philox::poisson(out, n, seed, offset, lambda, per_element);
+}
+PYGPU_EXPORT(philox_poisson_int32)
+
+PYGPU_KERNEL void philox_poisson_float32(float* out, long long n, unsigned long long seed, unsigned long long offset,
+                                         double lambda, int per_element) {
+  pygpu_philox::poisson(out, n, seed, offset, lambda, per_element);
+}
+PYGPU_EXPORT(philox_poisson_float32)
+
+PYGPU_KERNEL void philox_poisson_float64(double* out, long long n, unsigned long long seed, unsigned long long offset,
+                                         double lambda, int per_element) {
+  pygpu_philox::poisson(out, n, seed, offset, lambda, per_element);
+}
+PYGPU_EXPORT(philox_poisson_float64)

@@ -19,7 +19,7 @@
 //   subset   NULL, or the term indices (subset_dot/min/max: term i reads element subset[i])
 //   subset_kind  the subset's element type: 0 int32, 1 uint32, 2 int64, 3 uint64
 //   conj     1: vdot, conjugate a's terms (complex types only)
-#include "pygpu_kernel.h"
+#include "pygpu_types.h"
 
 // Threads per block of every reduction launch on a GPU: a power of two, as the tree needs.
 #define PYGPU_REDUCE_BLOCK 256
@@ -28,14 +28,9 @@ namespace pygpu_reduce {
 
 // --- element types and their limits -------------------------------------------------------------
 
-// Infinity from its bits on a device (NVRTC has no <cmath>), from the compiler on the host.
-#if defined(PYGPU_DEVICE_BUILD)
-__device__ __forceinline__ float infinity_f32() { return __int_as_float(0x7f800000); }
-__device__ __forceinline__ double infinity_f64() { return __longlong_as_double(0x7ff0000000000000ll); }
-#else
-inline float infinity_f32() { return __builtin_inff(); }
-inline double infinity_f64() { return __builtin_inf(); }
-#endif
+// Infinity from its bits (NVRTC has no <cmath>).
+__device__ __forceinline__ float infinity_f32() { return pygpu::bit_cast<float>(0x7f800000u); }
+__device__ __forceinline__ double infinity_f64() { return pygpu::bit_cast<double>(0x7ff0000000000000ull); }
 
 template <typename T> struct Limits;
 #define PYGPU_LIMITS(T, LO, HI)                                  \
@@ -51,39 +46,30 @@ PYGPU_LIMITS(int, (-2147483647 - 1), 2147483647)
 PYGPU_LIMITS(unsigned int, 0u, 4294967295u)
 PYGPU_LIMITS(long long, (-9223372036854775807ll - 1), 9223372036854775807ll)
 PYGPU_LIMITS(unsigned long long, 0ull, 18446744073709551615ull)
+PYGPU_LIMITS(pygpu::half, pygpu::half::from_bits(0xfc00u), pygpu::half::from_bits(0x7c00u))
 PYGPU_LIMITS(float, -infinity_f32(), infinity_f32())
 PYGPU_LIMITS(double, -infinity_f64(), infinity_f64())
 #undef PYGPU_LIMITS
 
 template <typename T> __device__ __forceinline__ bool is_nan(T x) { return x != x; }
 
-// numpy's complex64/complex128 layout (real, imaginary), with what sums and dots need.
-// TODO(merge): replace by the shared kernel types header once it lands (branch arith).
-template <typename R> struct Complex {
-  R re, im;
-  __device__ __forceinline__ Complex() : re(0), im(0) {}
-  __device__ __forceinline__ Complex(R r) : re(r), im(0) {}  // NOLINT: numbers convert implicitly
-  __device__ __forceinline__ Complex(R r, R i) : re(r), im(i) {}
-  template <typename S> __device__ __forceinline__ explicit Complex(Complex<S> z) : re(R(z.re)), im(R(z.im)) {}
-};
-template <typename R> __device__ __forceinline__ Complex<R> operator+(Complex<R> x, Complex<R> y) {
-  return Complex<R>(x.re + y.re, x.im + y.im);
-}
-template <typename R> __device__ __forceinline__ Complex<R> operator*(Complex<R> x, Complex<R> y) {
-  return Complex<R>(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re);
-}
-template <typename R> __device__ __forceinline__ bool operator!=(Complex<R> x, Complex<R> y) {
-  return x.re != y.re || x.im != y.im;
-}
+using pygpu::complex;
+using pygpu::complex128;
+using pygpu::complex64;
+using pygpu::half;
+
 template <typename T> __device__ __forceinline__ T conjugate(T x) { return x; }
-template <typename R> __device__ __forceinline__ Complex<R> conjugate(Complex<R> x) { return Complex<R>(x.re, -x.im); }
-typedef Complex<float> complex64;
-typedef Complex<double> complex128;
+template <typename R> __device__ __forceinline__ complex<R> conjugate(complex<R> x) {
+  return pygpu::make_complex(x.re, -x.im);
+}
+
+// Zero of every element type (pygpu's complex and half are aggregates without constructors).
+template <typename T> __device__ __forceinline__ T zero() { return pygpu::cast<T>(0ll); }
 
 // --- the folds ---------------------------------------------------------------------------------
 
 template <typename A> struct Sum {
-  static __device__ __forceinline__ A neutral() { return A(0); }
+  static __device__ __forceinline__ A neutral() { return zero<A>(); }
   static __device__ __forceinline__ A fold(A x, A y) { return x + y; }
 };
 // min and max propagate NaN, as numpy's do (PyCUDA's fmin/fmax would drop it).
@@ -107,16 +93,20 @@ struct All {
 // --- the terms: what term i of the reduction is, given the operands' elements -------------------
 
 template <typename U, typename A> struct Value {  // sum, min, max: the element, as A
-  static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) { return A(a[ia]); }
+  static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) {
+    return pygpu::cast<A>(a[ia]);
+  }
 };
 template <typename U, typename A> struct Product {  // dot, vdot (the conjugate is for complex types)
   static __device__ __forceinline__ A term(const U* a, const U* b, long long ia, long long ib, int conj) {
-    const A x = A(a[ia]);
-    return (conj ? conjugate(x) : x) * A(b[ib]);
+    const A x = pygpu::cast<A>(a[ia]);
+    return (conj ? conjugate(x) : x) * pygpu::cast<A>(b[ib]);
   }
 };
 template <typename U, typename A> struct NonZero {  // any, all
-  static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) { return a[ia] != U(0); }
+  static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) {
+    return a[ia] != zero<U>();
+  }
 };
 
 // --- one stage ---------------------------------------------------------------------------------
@@ -256,17 +246,19 @@ PYGPU_SUM(reduce_sum_uint16_uint16, unsigned short, unsigned short)
 PYGPU_EXPORT(reduce_sum_uint16_uint16)
 PYGPU_SUM(reduce_sum_uint32_uint32, unsigned int, unsigned int)
 PYGPU_EXPORT(reduce_sum_uint32_uint32)
+PYGPU_SUM(reduce_sum_float16_float32, pygpu::half, float)
+PYGPU_EXPORT(reduce_sum_float16_float32)
 PYGPU_SUM(reduce_sum_float32_float32, float, float)
 PYGPU_EXPORT(reduce_sum_float32_float32)
 PYGPU_SUM(reduce_sum_float32_float64, float, double)
 PYGPU_EXPORT(reduce_sum_float32_float64)
 PYGPU_SUM(reduce_sum_float64_float64, double, double)
 PYGPU_EXPORT(reduce_sum_float64_float64)
-PYGPU_SUM(reduce_sum_complex64_complex64, pygpu_reduce::complex64, pygpu_reduce::complex64)
+PYGPU_SUM(reduce_sum_complex64_complex64, pygpu::complex64, pygpu::complex64)
 PYGPU_EXPORT(reduce_sum_complex64_complex64)
-PYGPU_SUM(reduce_sum_complex64_complex128, pygpu_reduce::complex64, pygpu_reduce::complex128)
+PYGPU_SUM(reduce_sum_complex64_complex128, pygpu::complex64, pygpu::complex128)
 PYGPU_EXPORT(reduce_sum_complex64_complex128)
-PYGPU_SUM(reduce_sum_complex128_complex128, pygpu_reduce::complex128, pygpu_reduce::complex128)
+PYGPU_SUM(reduce_sum_complex128_complex128, pygpu::complex128, pygpu::complex128)
 PYGPU_EXPORT(reduce_sum_complex128_complex128)
 
 // dot (and vdot): both operands and the result of one type (the Python side casts to numpy's
@@ -291,9 +283,9 @@ PYGPU_DOT(reduce_dot_float32, float)
 PYGPU_EXPORT(reduce_dot_float32)
 PYGPU_DOT(reduce_dot_float64, double)
 PYGPU_EXPORT(reduce_dot_float64)
-PYGPU_DOT(reduce_dot_complex64, pygpu_reduce::complex64)
+PYGPU_DOT(reduce_dot_complex64, pygpu::complex64)
 PYGPU_EXPORT(reduce_dot_complex64)
-PYGPU_DOT(reduce_dot_complex128, pygpu_reduce::complex128)
+PYGPU_DOT(reduce_dot_complex128, pygpu::complex128)
 PYGPU_EXPORT(reduce_dot_complex128)
 
 // min and max.
@@ -313,6 +305,8 @@ PYGPU_MIN(reduce_min_uint32, unsigned int)
 PYGPU_EXPORT(reduce_min_uint32)
 PYGPU_MIN(reduce_min_uint64, unsigned long long)
 PYGPU_EXPORT(reduce_min_uint64)
+PYGPU_MIN(reduce_min_float16, pygpu::half)
+PYGPU_EXPORT(reduce_min_float16)
 PYGPU_MIN(reduce_min_float32, float)
 PYGPU_EXPORT(reduce_min_float32)
 PYGPU_MIN(reduce_min_float64, double)
@@ -333,6 +327,8 @@ PYGPU_MAX(reduce_max_uint32, unsigned int)
 PYGPU_EXPORT(reduce_max_uint32)
 PYGPU_MAX(reduce_max_uint64, unsigned long long)
 PYGPU_EXPORT(reduce_max_uint64)
+PYGPU_MAX(reduce_max_float16, pygpu::half)
+PYGPU_EXPORT(reduce_max_float16)
 PYGPU_MAX(reduce_max_float32, float)
 PYGPU_EXPORT(reduce_max_float32)
 PYGPU_MAX(reduce_max_float64, double)
@@ -350,13 +346,15 @@ PYGPU_ANY(reduce_any_uint32, unsigned int)
 PYGPU_EXPORT(reduce_any_uint32)
 PYGPU_ANY(reduce_any_uint64, unsigned long long)
 PYGPU_EXPORT(reduce_any_uint64)
+PYGPU_ANY(reduce_any_float16, pygpu::half)
+PYGPU_EXPORT(reduce_any_float16)
 PYGPU_ANY(reduce_any_float32, float)
 PYGPU_EXPORT(reduce_any_float32)
 PYGPU_ANY(reduce_any_float64, double)
 PYGPU_EXPORT(reduce_any_float64)
-PYGPU_ANY(reduce_any_complex64, pygpu_reduce::complex64)
+PYGPU_ANY(reduce_any_complex64, pygpu::complex64)
 PYGPU_EXPORT(reduce_any_complex64)
-PYGPU_ANY(reduce_any_complex128, pygpu_reduce::complex128)
+PYGPU_ANY(reduce_any_complex128, pygpu::complex128)
 PYGPU_EXPORT(reduce_any_complex128)
 PYGPU_ALL(reduce_all_bool, bool)
 PYGPU_EXPORT(reduce_all_bool)
@@ -368,11 +366,13 @@ PYGPU_ALL(reduce_all_uint32, unsigned int)
 PYGPU_EXPORT(reduce_all_uint32)
 PYGPU_ALL(reduce_all_uint64, unsigned long long)
 PYGPU_EXPORT(reduce_all_uint64)
+PYGPU_ALL(reduce_all_float16, pygpu::half)
+PYGPU_EXPORT(reduce_all_float16)
 PYGPU_ALL(reduce_all_float32, float)
 PYGPU_EXPORT(reduce_all_float32)
 PYGPU_ALL(reduce_all_float64, double)
 PYGPU_EXPORT(reduce_all_float64)
-PYGPU_ALL(reduce_all_complex64, pygpu_reduce::complex64)
+PYGPU_ALL(reduce_all_complex64, pygpu::complex64)
 PYGPU_EXPORT(reduce_all_complex64)
-PYGPU_ALL(reduce_all_complex128, pygpu_reduce::complex128)
+PYGPU_ALL(reduce_all_complex128, pygpu::complex128)
 PYGPU_EXPORT(reduce_all_complex128)

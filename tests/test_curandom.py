@@ -145,7 +145,26 @@ def test_api_forms_and_errors() -> None:
         gen.gen_normal((5,), np.int32)
     with pytest.raises(TypeError, match="rand supports"):
         curandom.rand((5,), np.int8)
-    with pytest.raises(NotImplementedError, match="Poisson"):
-        gen.gen_poisson((5,), np.uint32, 1.0)
+    with pytest.raises(ValueError, match="lambda_value"):
+        gen.gen_poisson((5,), np.uint32, -1.0)
+    with pytest.raises(TypeError, match="Poisson"):
+        gen.gen_poisson((5,), np.int8, 1.0)
     empty = gen.gen_uniform((0,), np.float32)
     assert empty.size == 0
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.float32, np.float64])
+def test_poisson_statistics(dtype: type) -> None:
+    gen = curandom.PhiloxRandomNumberGenerator(seed=11)
+    for lam in (0.5, 13.0, 100.0):
+        x = gen.gen_poisson((40_000,), dtype, lam).get().astype(np.float64)
+        assert x.min() >= 0 and (x == np.round(x)).all()
+        assert abs(x.mean() - lam) < 5 * math.sqrt(lam / x.size) and abs(x.var() / lam - 1) < 0.05
+    # PyCUDA's form: each element's value is its own mean
+    a = gpuarray.to_gpu(np.repeat(np.array([1.0, 50.0], dtype), 20_000))
+    gen.fill_poisson(a)
+    h = a.get().astype(np.float64)
+    assert abs(h[:20_000].mean() - 1) < 0.05 and abs(h[20_000:].mean() - 50) < 0.5
+    bad = gpuarray.to_gpu(np.array([1.0, np.nan], np.float32))
+    with pytest.raises(ValueError, match="means"):
+        gen.fill_poisson(bad)

@@ -37,6 +37,9 @@ __all__ = [
 _SOURCE = "random"
 # Results drawn from one Philox block (four 32-bit words) per dtype.
 _PER_BLOCK = {"uint32": 4, "int32": 4, "float32": 4, "uint64": 2, "int64": 2, "float64": 2}
+_POISSON_TYPES = ("uint32", "int32", "float32", "float64")
+#: The largest Poisson mean: the kernel's work per element grows with it.
+_MAX_POISSON_MEAN = float(2**20)
 
 
 class CurandVersion(tuple[int, int, int]):
@@ -191,10 +194,40 @@ class PhiloxRandomNumberGenerator:
         return result
 
     def fill_poisson(self, data: GPUArray, lambda_value: float | None = None, stream: Any = None) -> None:
-        raise NotImplementedError("pygpu's Philox generator has no Poisson distribution (cuRAND's has)")
+        """Poisson numbers of mean ``lambda_value``, or (None) of each element's own value as
+        its mean, as PyCUDA's; 0 <= mean <= 2^20 (the cost grows with the mean)."""
+        if not isinstance(data, GPUArray):
+            raise TypeError(f"data must be a GPUArray, not {type(data).__name__}")
+        if data.dtype.name not in _POISSON_TYPES:
+            raise TypeError(f"Poisson random numbers of {data.dtype} are not supported: use one of "
+                            f"{', '.join(_POISSON_TYPES)}")
+        if data.size == 0:
+            return
+        per_element = lambda_value is None
+        if per_element:
+            from pygpu.gpuarray import max as device_max, min as device_min
+
+            highest, lowest = float(device_max(data, stream).get()), float(device_min(data, stream).get())
+            if not (0 <= lowest and highest <= _MAX_POISSON_MEAN):
+                raise ValueError(f"fill_poisson: the element means lie in [{lowest}, {highest}]; they must lie "
+                                 f"in [0, {_MAX_POISSON_MEAN}]")
+        elif not 0 <= float(lambda_value) <= _MAX_POISSON_MEAN:  # type: ignore[arg-type]
+            raise ValueError(f"fill_poisson: lambda_value must lie in [0, {_MAX_POISSON_MEAN}], not {lambda_value}")
+        target = data if data.flags.c_contiguous else data.copy(stream)
+        f = _bundled.function(_SOURCE, f"philox_poisson_{data.dtype.name}", "PqQQdi")
+        target._order.before(stream)
+        _bundled.launch(f, _bundled.grid_for(data.size), _bundled.BLOCK, stream, target.ptr, data.size,
+                        self.seed, self.offset & (2**64 - 1), 0.0 if per_element else float(lambda_value),  # type: ignore[arg-type]
+                        int(per_element), keep=(target,))
+        target._order.wrote(stream)
+        if target is not data:
+            copy_into(data, target, stream)
+        self._advance(data.size)
 
     def gen_poisson(self, shape: Any, dtype: Any, lambda_value: float, stream: Any = None) -> GPUArray:
-        raise NotImplementedError("pygpu's Philox generator has no Poisson distribution (cuRAND's has)")
+        result = empty(shape, dtype)
+        self.fill_poisson(result, lambda_value, stream)
+        return result
 
 
 class XORWOWRandomNumberGenerator(PhiloxRandomNumberGenerator):

@@ -67,15 +67,16 @@ _SUM_KERNELS = frozenset(
     + [(t, "int64") for t in _INTS if t.startswith("int")]
     + [(t, "uint64") for t in _INTS if t.startswith("uint")]
     + [(t, t) for t in _INTS + _FLOATS + _COMPLEX]
-    + [("float32", "float64"), ("complex64", "complex128")]
+    + [("float16", "float32"), ("float32", "float64"), ("complex64", "complex128")]
 )
 _DOT_TYPES = frozenset(_INTS + _FLOATS + _COMPLEX)
-_MINMAX_TYPES = frozenset(_INTS + _FLOATS)
+_MINMAX_TYPES = frozenset(_INTS + _FLOATS + ("float16",))
 # any/all: element type -> the kernel type of its size ("non-zero" of an integer is its bits).
 _TRUTH_TYPES = {
     "bool": "bool", "int8": "uint8", "uint8": "uint8", "int16": "uint16", "uint16": "uint16",
     "int32": "uint32", "uint32": "uint32", "int64": "uint64", "uint64": "uint64",
-    "float32": "float32", "float64": "float64", "complex64": "complex64", "complex128": "complex128",
+    "float16": "float16", "float32": "float32", "float64": "float64", "complex64": "complex64",
+    "complex128": "complex128",
 }
 
 
@@ -193,11 +194,11 @@ def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = Non
     a = _check_array(a, "sum's argument")
     want = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
     src = a.dtype
-    if src == np.float16 or want == np.float16:
-        # No half-precision kernels: accumulate in float32, as numpy's pairwise half sum does.
-        a32 = a if src != np.float16 else a.astype(np.float32, stream=stream)
-        partial = sum(a32, np.float32 if want.kind != "c" else want, stream, allocator)
-        return partial if want != np.float16 else partial.astype(np.float16, stream=stream)
+    if src == np.float16 and want.kind == "f":
+        # Half sums accumulate in float32 (as numpy's pairwise half sum does), then round once.
+        acc = np.dtype(np.float32)
+        total = _reduce("sum", src.name, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
+        return total if want == acc else total.astype(want, stream=stream)
     if (src.name, want.name) in _SUM_KERNELS:
         return _reduce("sum", src.name, _result(want, allocator, a), want, a, None, None, stream, allocator)
     if want.kind in "iu" and src.kind in "biu":
@@ -299,9 +300,6 @@ def _minmax(op: str, a: GPUArray, subset: GPUArray | None, stream: Any, allocato
         # bool orders as 0 < 1: the uint8 min/max, seen as bool again.
         u8 = a.view(np.uint8)
         return _minmax(op, u8, subset, stream, allocator).view(np.bool_)
-    if dt == np.float16:
-        wide = _minmax(op, a.astype(np.float32, stream=stream), subset, stream, allocator)
-        return wide.astype(np.float16, stream=stream)
     return _reduce(op, dt.name, _result(dt, allocator, a), dt, a, None, subset, stream, allocator)
 
 
@@ -328,9 +326,6 @@ def subset_max(subset: GPUArray, a: GPUArray, stream: Any = None, allocator: Any
 def _truth(op: str, a: GPUArray, stream: Any, allocator: Any) -> GPUArray:
     a = _check_array(a, f"{op}'s argument")
     dt = a.dtype
-    if dt == np.float16:
-        a = a.astype(np.float32, stream=stream)
-        dt = a.dtype
     kernel_type = _TRUTH_TYPES[dt.name]
     if kernel_type != dt.name:
         a = a.view(np.dtype(kernel_type))
