@@ -171,3 +171,11 @@ def test_property_strided_copies_match_numpy(case: tuple[np.ndarray, Any, Any]) 
     dst[...] = src
     np.testing.assert_array_equal(dst.get(), want)
     assert pygpu.backend() in ("host", "cuda", "hip")
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_stack_of_fortran_arrays_keeps_their_values(axis: int) -> None:
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    y = np.asfortranarray(np.arange(6.0, 12.0).reshape(2, 3))
+    got = gpuarray.stack([gpuarray.to_gpu(x), gpuarray.to_gpu(y)], axis=axis)
+    np.testing.assert_array_equal(got.get(), np.stack([x, y], axis))

@@ -183,8 +183,9 @@ def stack(arrays: Sequence[GPUArray], axis: int = 0, allocator: Any = None) -> G
     if any(a.shape != shape for a in arrays):
         raise ValueError(f"all input arrays must have the same shape: {[a.shape for a in arrays]}")
     axis = _normalise_axis(axis, len(shape) + 1)
-    expanded = [a.reshape(shape[:axis] + (1,) + shape[axis:]) if a.flags.forc else
-                a.copy().reshape(shape[:axis] + (1,) + shape[axis:]) for a in arrays]
+    # A length-1 axis inserted as a view (not reshape, which re-reads Fortran arrays in C order).
+    expanded = [a._view(a._offset, shape[:axis] + (1,) + shape[axis:], a.strides[:axis] + (0,) + a.strides[axis:])
+                for a in arrays]
     return concatenate(expanded, axis, allocator)
 
 
@@ -197,7 +198,7 @@ def hstack(arrays: Sequence[GPUArray], allocator: Any = None) -> GPUArray:
 def vstack(arrays: Sequence[GPUArray], allocator: Any = None) -> GPUArray:
     """Joins along the first axis, 1-D arrays as rows (numpy.vstack)."""
     arrays = _check_arrays(arrays, "vstack")
-    rows = [a.reshape(1, a.size) if a.ndim == 1 else a for a in arrays]
+    rows = [a._view(a._offset, (1,) + a.shape, (0,) + a.strides) if a.ndim == 1 else a for a in arrays]
     return concatenate(rows, 0, allocator)
 
 
