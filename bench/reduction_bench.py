@@ -41,15 +41,15 @@ def event_timer(pygpu: Any, stream: Any) -> Callable[[Callable[[], Any], int], f
     return timed
 
 
-def median_time(timed: Callable[[Callable[[], Any], int], float], fn: Callable[[], Any], reps: int,
-                inner: int) -> float:
+def median_time(
+    timed: Callable[[Callable[[], Any], int], float], fn: Callable[[], Any], reps: int, inner: int
+) -> float:
     fn()  # warm-up: loads the kernels
     return statistics.median(timed(fn, inner) for _ in range(reps))
 
 
 def measure_pygpu(n: int, reps: int, inner: int) -> dict[str, float]:
     import numpy as np
-
     import pygpu
     from pygpu import gpuarray
 
@@ -139,9 +139,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for who in ("pygpu", "cupy"):
         figures = results.get(who)
         if figures:
-            print(f"{who:6s} copy {figures['copy_GBps']:8.1f} GB/s   " + "   ".join(
-                f"{op} {figures[op + '_fraction_of_copy']:6.1%} ({figures[op + '_us']:.1f} us)" for op in
-                ("sum", "dot", "max")))
+            print(
+                f"{who:6s} copy {figures['copy_GBps']:8.1f} GB/s   "
+                + "   ".join(
+                    f"{op} {figures[op + '_fraction_of_copy']:6.1%} ({figures[op + '_us']:.1f} us)"
+                    for op in ("sum", "dot", "max")
+                )
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

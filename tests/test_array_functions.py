@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pygpu
 import pytest
+from conftest import count_fuzz_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import pygpu
-from conftest import count_fuzz_case
 from pygpu import gpuarray
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

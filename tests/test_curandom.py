@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from pygpu import curandom, gpuarray
 
 MASK = 0xFFFFFFFF
@@ -35,7 +34,11 @@ def test_reference_matches_random123_known_answers() -> None:
     assert philox4x32_10((0, 0, 0, 0), (0, 0)) == (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)
     assert philox4x32_10((MASK,) * 4, (MASK, MASK)) == (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)
     assert philox4x32_10((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0)) == (
-        0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)
+        0xD16CFE09,
+        0x94FDCCEB,
+        0x5001E420,
+        0x24126EA1,
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 0xDEADBEEF, 2**63 + 12345])

@@ -7,16 +7,29 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pygpu
 import pytest
+from conftest import count_fuzz_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import pygpu
-from conftest import count_fuzz_case
 from pygpu import gpuarray
 
-DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 # 0, 1, a block, a block + 1, a few thousand, past one grid of blocks on the host.
 LENGTHS = [0, 1, 255, 256, 257, 3001, 70001]
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -92,8 +105,12 @@ def test_dot_and_vdot_match_numpy(dtype: str) -> None:
 def test_min_max_match_numpy(dtype: str, n: int) -> None:
     host = sample(n, dtype, 3)
     g = gpuarray.to_gpu(host)
-    for got, want in ((gpuarray.min(g), host.min()), (gpuarray.max(g), host.max()), (g.min(), host.min()),
-                      (g.max(), host.max())):
+    for got, want in (
+        (gpuarray.min(g), host.min()),
+        (gpuarray.max(g), host.max()),
+        (g.min(), host.min()),
+        (g.max(), host.max()),
+    ):
         assert got.shape == () and got.dtype == host.dtype
         assert got.get() == want
 
@@ -110,8 +127,12 @@ def test_min_max_propagate_nan_and_handle_infinities(what: str) -> None:
 def test_any_all_match_numpy(dtype: str) -> None:
     for host in (np.zeros(300, dtype), np.ones(300, dtype), sample(3001, dtype, 4)):
         g = gpuarray.to_gpu(host)
-        for got, want in ((gpuarray.any(g), host.any()), (gpuarray.all(g), host.all()), (g.any(), host.any()),
-                          (g.all(), host.all())):
+        for got, want in (
+            (gpuarray.any(g), host.any()),
+            (gpuarray.all(g), host.all()),
+            (g.any(), host.any()),
+            (g.all(), host.all()),
+        ):
             assert got.dtype == np.bool_ and got.shape == () and got.get() == want
     if np.dtype(dtype).kind == "f":  # -0.0 is zero
         assert not gpuarray.any(gpuarray.to_gpu(np.full(5, -0.0, dtype))).get()

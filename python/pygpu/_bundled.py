@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pygpu._kernels import load_kernels
-from pygpu._pygpu import Function, Module, cudaEvent_t, cudaEventQuery, cudaEventRecord, memcpy_htod, mem_alloc
+from pygpu._pygpu import Function, Module, cudaEvent_t, cudaEventQuery, cudaEventRecord, mem_alloc, memcpy_htod
 
 if TYPE_CHECKING:
     from pygpu.gpuarray import GPUArray

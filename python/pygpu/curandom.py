@@ -80,14 +80,32 @@ def _launch_fill(data: GPUArray, kind: str, seed: int, offset: int, stream: Any,
     f = _bundled.function(_SOURCE, kernel, signature)
     blocks = -(-n // per_block)
     data._order.before(stream)
-    _bundled.launch(f, _bundled.grid_for(blocks), _bundled.BLOCK, stream, data.ptr, n,
-                    seed & (2**64 - 1), offset & (2**64 - 1), *extra, keep=(data,))
+    _bundled.launch(
+        f,
+        _bundled.grid_for(blocks),
+        _bundled.BLOCK,
+        stream,
+        data.ptr,
+        n,
+        seed & (2**64 - 1),
+        offset & (2**64 - 1),
+        *extra,
+        keep=(data,),
+    )
     data._order.wrote(stream)
     return blocks
 
 
-def _fill(data: Any, kind: str, seed: int, offset: int, stream: Any, mean: float = 0.0, stddev: float = 1.0,
-          lognormal: bool = False) -> int:
+def _fill(
+    data: Any,
+    kind: str,
+    seed: int,
+    offset: int,
+    stream: Any,
+    mean: float = 0.0,
+    stddev: float = 1.0,
+    lognormal: bool = False,
+) -> int:
     """Fills any GPUArray ``data`` (complex as pairs of floats, non-contiguous through a
     contiguous temporary); returns the Philox blocks used."""
     if not isinstance(data, GPUArray):
@@ -199,26 +217,40 @@ class PhiloxRandomNumberGenerator:
         if not isinstance(data, GPUArray):
             raise TypeError(f"data must be a GPUArray, not {type(data).__name__}")
         if data.dtype.name not in _POISSON_TYPES:
-            raise TypeError(f"Poisson random numbers of {data.dtype} are not supported: use one of "
-                            f"{', '.join(_POISSON_TYPES)}")
+            raise TypeError(
+                f"Poisson random numbers of {data.dtype} are not supported: use one of {', '.join(_POISSON_TYPES)}"
+            )
         if data.size == 0:
             return
         per_element = lambda_value is None
         if per_element:
-            from pygpu.gpuarray import max as device_max, min as device_min
+            from pygpu.gpuarray import max as device_max
+            from pygpu.gpuarray import min as device_min
 
             highest, lowest = float(device_max(data, stream).get()), float(device_min(data, stream).get())
             if not (0 <= lowest and highest <= _MAX_POISSON_MEAN):
-                raise ValueError(f"fill_poisson: the element means lie in [{lowest}, {highest}]; they must lie "
-                                 f"in [0, {_MAX_POISSON_MEAN}]")
+                raise ValueError(
+                    f"fill_poisson: the element means lie in [{lowest}, {highest}]; they must lie "
+                    f"in [0, {_MAX_POISSON_MEAN}]"
+                )
         elif not 0 <= float(lambda_value) <= _MAX_POISSON_MEAN:  # type: ignore[arg-type]
             raise ValueError(f"fill_poisson: lambda_value must lie in [0, {_MAX_POISSON_MEAN}], not {lambda_value}")
         target = data if data.flags.c_contiguous else data.copy(stream)
         f = _bundled.function(_SOURCE, f"philox_poisson_{data.dtype.name}", "PqQQdi")
         target._order.before(stream)
-        _bundled.launch(f, _bundled.grid_for(data.size), _bundled.BLOCK, stream, target.ptr, data.size,
-                        self.seed, self.offset & (2**64 - 1), 0.0 if per_element else float(lambda_value),  # type: ignore[arg-type]
-                        int(per_element), keep=(target,))
+        _bundled.launch(
+            f,
+            _bundled.grid_for(data.size),
+            _bundled.BLOCK,
+            stream,
+            target.ptr,
+            data.size,
+            self.seed,
+            self.offset & (2**64 - 1),
+            0.0 if per_element else float(lambda_value),  # type: ignore[arg-type]
+            int(per_element),
+            keep=(target,),
+        )
         target._order.wrote(stream)
         if target is not data:
             copy_into(data, target, stream)

@@ -51,7 +51,7 @@ def arange(*args: Any, **kwargs: Any) -> GPUArray:
     positional = list(args)
     if len(positional) == 4 and dtype is None:
         dtype = positional.pop()
-    for name in ("start", "stop", "step")[len(positional):]:
+    for name in ("start", "stop", "step")[len(positional) :]:
         if name in kwargs:
             positional.append(kwargs.pop(name))
     if kwargs:
@@ -113,8 +113,9 @@ def copy_strided(dst: GPUArray, src: GPUArray, stream: Any) -> bool:
     layout = _bundled.layout_buffer(dst.shape, dst_strides, src_strides)
     f = _bundled.function(_SOURCE, f"copy_strided_{size}", "PPqP")
     _bundled.read_on(stream, src, dst)
-    _bundled.launch(f, _bundled.grid_for(n), _bundled.BLOCK, stream, dst.ptr, src.ptr, n, layout,
-                    keep=(layout, src, dst))
+    _bundled.launch(
+        f, _bundled.grid_for(n), _bundled.BLOCK, stream, dst.ptr, src.ptr, n, layout, keep=(layout, src, dst)
+    )
     _bundled.written_on(stream, dst)
     return True
 
@@ -137,10 +138,10 @@ def _check_arrays(arrays: Sequence[Any], what: str) -> list[GPUArray]:
 
 
 def _normalise_axis(axis: Any, ndim: int) -> int:
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim)
-    return axis % ndim
+    index = operator.index(axis)
+    if not -ndim <= index < ndim:
+        raise np.exceptions.AxisError(index, ndim)
+    return index % ndim
 
 
 def concatenate(arrays: Sequence[GPUArray], axis: int = 0, allocator: Any = None) -> GPUArray:
@@ -157,7 +158,7 @@ def concatenate(arrays: Sequence[GPUArray], axis: int = 0, allocator: Any = None
                 f"all the input arrays must have same number of dimensions, but the array at index 0 has "
                 f"{first.ndim} dimension(s) and an array has {a.ndim}"
             )
-        if a.shape[:axis] != first.shape[:axis] or a.shape[axis + 1:] != first.shape[axis + 1:]:
+        if a.shape[:axis] != first.shape[:axis] or a.shape[axis + 1 :] != first.shape[axis + 1 :]:
             raise ValueError(
                 f"all the input array dimensions except for the concatenation axis must match exactly: "
                 f"{first.shape} and {a.shape} along axis {axis}"
@@ -184,8 +185,10 @@ def stack(arrays: Sequence[GPUArray], axis: int = 0, allocator: Any = None) -> G
         raise ValueError(f"all input arrays must have the same shape: {[a.shape for a in arrays]}")
     axis = _normalise_axis(axis, len(shape) + 1)
     # A length-1 axis inserted as a view (not reshape, which re-reads Fortran arrays in C order).
-    expanded = [a._view(a._offset, shape[:axis] + (1,) + shape[axis:], a.strides[:axis] + (0,) + a.strides[axis:])
-                for a in arrays]
+    expanded = [
+        a._view(a._offset, shape[:axis] + (1,) + shape[axis:], a.strides[:axis] + (0,) + a.strides[axis:])
+        for a in arrays
+    ]
     return concatenate(expanded, axis, allocator)
 
 
@@ -218,8 +221,15 @@ def _flat(a: GPUArray) -> GPUArray:
     return a if a.flags.c_contiguous else a.copy()
 
 
-def _take_put(out: GPUArray, src: GPUArray, dest_indices: GPUArray | None, src_indices: GPUArray | None,
-              n: int, src_offset: int, stream: Any) -> None:
+def _take_put(
+    out: GPUArray,
+    src: GPUArray,
+    dest_indices: GPUArray | None,
+    src_indices: GPUArray | None,
+    n: int,
+    src_offset: int,
+    stream: Any,
+) -> None:
     size = src.dtype.itemsize
     if out.dtype.itemsize != size:
         raise TypeError(f"out has dtype {out.dtype}, the source {src.dtype}: they must match")
@@ -240,9 +250,18 @@ def _take_put(out: GPUArray, src: GPUArray, dest_indices: GPUArray | None, src_i
     _bundled.read_on(stream, *operands, out)
     f = _bundled.function(_SOURCE, f"take_put_{size}", "PPPPiqq")
     _bundled.launch(
-        f, _bundled.grid_for(n), _bundled.BLOCK, stream, out.ptr, src.ptr,
-        dest_indices.ptr if dest_indices is not None else 0, src_indices.ptr if src_indices is not None else 0,
-        kind, n, src_offset, keep=(out, *operands),
+        f,
+        _bundled.grid_for(n),
+        _bundled.BLOCK,
+        stream,
+        out.ptr,
+        src.ptr,
+        dest_indices.ptr if dest_indices is not None else 0,
+        src_indices.ptr if src_indices is not None else 0,
+        kind,
+        n,
+        src_offset,
+        keep=(out, *operands),
     )
     _bundled.written_on(stream, out)
 
@@ -268,12 +287,12 @@ def _common_dtype(arrays: list[GPUArray], what: str) -> np.dtype:
 def _outputs(arrays: list[GPUArray], out: Any, shape: Any, dtype: np.dtype, what: str) -> list[GPUArray]:
     if out is None:
         return [empty(shape, dtype, allocator=arrays[0].allocator) for _ in arrays]
-    out = list(out)
-    if len(out) != len(arrays):
+    outs: list[GPUArray] = list(out)
+    if len(outs) != len(arrays):
         raise ValueError(f"{what}: out and arrays must have the same length")
-    if any(o.dtype != dtype for o in out):
+    if any(o.dtype != dtype for o in outs):
         raise TypeError(f"{what}: arrays and out must have the same dtype")
-    return out
+    return outs
 
 
 def multi_take(arrays: Sequence[GPUArray], indices: GPUArray, out: Any = None, stream: Any = None) -> list[GPUArray]:
@@ -289,8 +308,9 @@ def multi_take(arrays: Sequence[GPUArray], indices: GPUArray, out: Any = None, s
     return outs
 
 
-def multi_put(arrays: Sequence[GPUArray], dest_indices: GPUArray, dest_shape: Any = None, out: Any = None,
-              stream: Any = None) -> list[GPUArray]:
+def multi_put(
+    arrays: Sequence[GPUArray], dest_indices: GPUArray, dest_shape: Any = None, out: Any = None, stream: Any = None
+) -> list[GPUArray]:
     """``out[j][dest_indices[i]] = arrays[j][i]``; new outputs of ``dest_shape`` are not
     initialised elsewhere (as PyCUDA's)."""
     arrays = list(arrays)
@@ -308,8 +328,15 @@ def multi_put(arrays: Sequence[GPUArray], dest_indices: GPUArray, dest_shape: An
     return outs
 
 
-def multi_take_put(arrays: Sequence[GPUArray], dest_indices: GPUArray, src_indices: GPUArray, dest_shape: Any = None,
-                   out: Any = None, stream: Any = None, src_offsets: Any = None) -> list[GPUArray]:
+def multi_take_put(
+    arrays: Sequence[GPUArray],
+    dest_indices: GPUArray,
+    src_indices: GPUArray,
+    dest_shape: Any = None,
+    out: Any = None,
+    stream: Any = None,
+    src_offsets: Any = None,
+) -> list[GPUArray]:
     """``out[j][dest_indices[i]] = arrays[j][src_indices[i] + src_offsets[j]]``."""
     arrays = list(arrays)
     if not arrays:

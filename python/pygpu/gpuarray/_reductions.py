@@ -24,8 +24,18 @@ if TYPE_CHECKING:
     from pygpu.gpuarray._core import GPUArray
 
 __all__ = [
-    "ReductionMixin", "all", "any", "dot", "max", "min", "subset_dot", "subset_max", "subset_min", "subset_sum",
-    "sum", "vdot",
+    "ReductionMixin",
+    "all",
+    "any",
+    "dot",
+    "max",
+    "min",
+    "subset_dot",
+    "subset_max",
+    "subset_min",
+    "subset_sum",
+    "sum",
+    "vdot",
 ]
 
 
@@ -54,6 +64,7 @@ class ReductionMixin:
         """Whether every element is non-zero, as a 0-d bool array."""
         return all(self, stream, allocator)  # type: ignore[arg-type]
 
+
 _SOURCE = "reduce"
 # out, a, b, n, layout, subset, subset_kind, conj
 _SIGNATURE = "PPPqPPii"
@@ -73,9 +84,19 @@ _DOT_TYPES = frozenset(_INTS + _FLOATS + _COMPLEX)
 _MINMAX_TYPES = frozenset(_INTS + _FLOATS + ("float16",))
 # any/all: element type -> the kernel type of its size ("non-zero" of an integer is its bits).
 _TRUTH_TYPES = {
-    "bool": "bool", "int8": "uint8", "uint8": "uint8", "int16": "uint16", "uint16": "uint16",
-    "int32": "uint32", "uint32": "uint32", "int64": "uint64", "uint64": "uint64",
-    "float16": "float16", "float32": "float32", "float64": "float64", "complex64": "complex64",
+    "bool": "bool",
+    "int8": "uint8",
+    "uint8": "uint8",
+    "int16": "uint16",
+    "uint16": "uint16",
+    "int32": "uint32",
+    "uint32": "uint32",
+    "int64": "uint64",
+    "uint64": "uint64",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "complex64": "complex64",
     "complex128": "complex128",
 }
 
@@ -109,8 +130,18 @@ def _contiguous(a: GPUArray) -> GPUArray:
     return a
 
 
-def _reduce(op: str, kernel_type: str, result: GPUArray, acc: np.dtype, a: GPUArray, b: GPUArray | None,
-            subset: GPUArray | None, stream: Any, allocator: Any, conj: bool = False) -> GPUArray:
+def _reduce(
+    op: str,
+    kernel_type: str,
+    result: GPUArray,
+    acc: np.dtype,
+    a: GPUArray,
+    b: GPUArray | None,
+    subset: GPUArray | None,
+    stream: Any,
+    allocator: Any,
+    conj: bool = False,
+) -> GPUArray:
     """Stage 1 (many blocks) and stage 2 (one block) of reduction `op` into 0-d `result`."""
     operands = [a] if b is None else [a, b]
     _check_same_device(*operands, *([subset] if subset is not None else []))
@@ -173,8 +204,7 @@ def _reduce(op: str, kernel_type: str, result: GPUArray, acc: np.dtype, a: GPUAr
         else:
             second = f"reduce_{op}_{acc.name}"
         stage2 = _bundled.function(_SOURCE, second, _SIGNATURE)
-        _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0,
-                        keep=(target,))
+        _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0, keep=(target,))
     _bundled.written_on(stream, result)
     return result
 
@@ -189,7 +219,7 @@ def _narrowed(value: GPUArray, dtype: np.dtype) -> GPUArray:
     return value._view(value._offset, (), (), dtype)
 
 
-def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:  # noqa: A001
+def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
     """The sum of all elements, as a 0-d GPUArray (numpy's accumulator type unless ``dtype``)."""
     a = _check_array(a, "sum's argument")
     want = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
@@ -212,8 +242,7 @@ def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = Non
     return sum(a.astype(want, stream=stream), want, stream, allocator)
 
 
-def subset_sum(subset: GPUArray, a: GPUArray, dtype: Any = None, stream: Any = None,
-               allocator: Any = None) -> GPUArray:
+def subset_sum(subset: GPUArray, a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
     """``sum`` over the elements ``subset`` names (flat C-order indices into a)."""
     subset = _check_array(subset, "subset_sum's subset")
     a = _check_array(a, "subset_sum's argument")
@@ -264,13 +293,15 @@ def vdot(a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, alloca
     """As ``dot``, with ``a`` conjugated (numpy.vdot)."""
     asked = None if dtype is None else np.dtype(dtype)
     a, b, want = _dot_operands(a, b, dtype, stream, "vdot")
-    result = _reduce("dot", want.name, _result(want, allocator, a), want, a, b, None, stream, allocator,
-                     conj=want.kind == "c")
+    result = _reduce(
+        "dot", want.name, _result(want, allocator, a), want, a, b, None, stream, allocator, conj=want.kind == "c"
+    )
     return result if asked != np.float16 else result.astype(np.float16, stream=stream)
 
 
-def subset_dot(subset: GPUArray, a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None,
-               allocator: Any = None) -> GPUArray:
+def subset_dot(
+    subset: GPUArray, a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None
+) -> GPUArray:
     """``dot`` over the elements ``subset`` names (flat C-order indices into a and b)."""
     subset = _check_array(subset, "subset_dot's subset")
     asked = None if dtype is None else np.dtype(dtype)
@@ -289,8 +320,9 @@ def _minmax(op: str, a: GPUArray, subset: GPUArray | None, stream: Any, allocato
     a = _check_array(a, f"{op}'s argument")
     n = a.size if subset is None else subset.size
     if n == 0:
-        raise ValueError(f"zero-size array to reduction operation {'minimum' if op == 'min' else 'maximum'} "
-                         "which has no identity")
+        raise ValueError(
+            f"zero-size array to reduction operation {'minimum' if op == 'min' else 'maximum'} which has no identity"
+        )
     dt = a.dtype
     if dt.kind == "c":
         raise TypeError(f"{op} of complex arrays is not supported (they have no order)")
@@ -303,12 +335,12 @@ def _minmax(op: str, a: GPUArray, subset: GPUArray | None, stream: Any, allocato
     return _reduce(op, dt.name, _result(dt, allocator, a), dt, a, None, subset, stream, allocator)
 
 
-def min(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:  # noqa: A001
+def min(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
     """The smallest element (NaN if any is NaN), as a 0-d GPUArray."""
     return _minmax("min", a, None, stream, allocator)
 
 
-def max(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:  # noqa: A001
+def max(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
     """The largest element (NaN if any is NaN), as a 0-d GPUArray."""
     return _minmax("max", a, None, stream, allocator)
 
@@ -333,12 +365,11 @@ def _truth(op: str, a: GPUArray, stream: Any, allocator: Any) -> GPUArray:
     return _reduce(op, kernel_type, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
 
 
-def any(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:  # noqa: A001
+def any(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
     """Whether any element is non-zero, as a 0-d bool GPUArray."""
     return _truth("any", a, stream, allocator)
 
 
-def all(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:  # noqa: A001
+def all(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
     """Whether every element is non-zero, as a 0-d bool GPUArray."""
     return _truth("all", a, stream, allocator)
-
