@@ -139,9 +139,8 @@ __device__ __forceinline__ void strided_offsets(const long long* layout, long lo
   *ob = b;
 }
 
-// Folds the block's per-thread values into one (returned on thread 0).
+// Folds the block's per-thread values into one (returned on thread 0): a tree in shared memory.
 template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) {
-#if defined(PYGPU_DEVICE_BUILD)
   // Raw 16-byte-aligned storage: the shared array must not need a constructor (complex types).
   struct alignas(16) Chunk {
     unsigned long long lo, hi;
@@ -156,10 +155,6 @@ template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) {
     __syncthreads();
   }
   return s[0];
-#else
-  // Host build without block barriers: the Python side launches one thread per block there.
-  return v;
-#endif
 }
 
 template <typename U, typename A, typename F, typename Term>

@@ -97,9 +97,7 @@ def layout_buffer(shape: tuple[int, ...], *strides: tuple[int, ...]) -> Any:
 
 
 def reduction_block() -> int:
-    """Threads per block of a reduction launch. The host backend runs a block's threads one
-    after another and (until it runs real block barriers) cannot fold them in shared memory, so
-    there each block is one thread (kernels/reduce.cu's host branch)."""
-    from pygpu.gpuarray._platform import platform
-
-    return 1 if platform().name == "host" else BLOCK
+    """Threads per block of a reduction launch (kernels/reduce.cu's tree assumes a power of two
+    up to PYGPU_REDUCE_BLOCK): the same on every backend, the host running a block's threads as
+    fibers with real barriers."""
+    return BLOCK

@@ -8,6 +8,8 @@ pub mod error;
 pub mod hip;
 pub mod host;
 mod host_module;
+/// Lets a host-backend launch stop between blocks (Ctrl-C); see host_module.
+pub use host_module::run_interruptible;
 pub mod kernel;
 pub mod memory;
 
