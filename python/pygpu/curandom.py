@@ -90,7 +90,6 @@ def _launch_fill(data: GPUArray, kind: str, seed: int, offset: int, stream: Any,
         seed & (2**64 - 1),
         offset & (2**64 - 1),
         *extra,
-        keep=(data,),
     )
     data._order.wrote(stream)
     return blocks
@@ -249,7 +248,7 @@ class PhiloxRandomNumberGenerator:
             self.offset & (2**64 - 1),
             0.0 if per_element else float(lambda_value),  # type: ignore[arg-type]
             int(per_element),
-            keep=(target,),
+            keep=(target,) if target is not data else (),
         )
         target._order.wrote(stream)
         if target is not data:

@@ -113,9 +113,7 @@ def copy_strided(dst: GPUArray, src: GPUArray, stream: Any) -> bool:
     layout = _bundled.layout_buffer(dst.shape, dst_strides, src_strides)
     f = _bundled.function(_SOURCE, f"copy_strided_{size}", "PPqP")
     _bundled.read_on(stream, src, dst)
-    _bundled.launch(
-        f, _bundled.grid_for(n), _bundled.BLOCK, stream, dst.ptr, src.ptr, n, layout, keep=(layout, src, dst)
-    )
+    _bundled.launch(f, _bundled.grid_for(n), _bundled.BLOCK, stream, dst.ptr, src.ptr, n, layout, keep=(layout,))
     _bundled.written_on(stream, dst)
     return True
 
@@ -241,12 +239,14 @@ def _take_put(
     if len(kinds) > 1:
         raise TypeError("src_indices and dest_indices must have the same dtype")
     kind = kinds.pop() if kinds else 0
-    src = _flat(src)
     if not out.flags.c_contiguous:
         raise ValueError("out must be C-contiguous")
+    given = (src, dest_indices, src_indices)
+    src = _flat(src)
     dest_indices = _flat(dest_indices) if dest_indices is not None else None
     src_indices = _flat(src_indices) if src_indices is not None else None
     operands = [x for x in (src, dest_indices, src_indices) if x is not None]
+    copies = tuple(x for x, g in zip((src, dest_indices, src_indices), given) if x is not g)
     _bundled.read_on(stream, *operands, out)
     f = _bundled.function(_SOURCE, f"take_put_{size}", "PPPPiqq")
     _bundled.launch(
@@ -261,7 +261,7 @@ def _take_put(
         kind,
         n,
         src_offset,
-        keep=(out, *operands),
+        keep=copies,
     )
     _bundled.written_on(stream, out)
 

@@ -145,7 +145,8 @@ def _reduce(
     """Stage 1 (many blocks) and stage 2 (one block) of reduction `op` into 0-d `result`."""
     operands = [a] if b is None else [a, b]
     _check_same_device(*operands, *([subset] if subset is not None else []))
-    keep: list[Any] = list(operands)
+    # Temporaries to hold until the launches are done (the caller holds the operands).
+    keep: list[Any] = []
     n = a.size if subset is None else subset.size
     itemsize = a.dtype.itemsize
     # A flat walk when the term order does not matter or the layouts are C order: a dense
