@@ -106,8 +106,9 @@ rm -rf "$STAGE_DIR"
 mkdir -p "$STAGE_DIR"
 
 build_cuda() {  # NAME SOURCE
+  # NVRTC compiles the source as a string: kernels/ (pygpu_types.h ...) must be named for it.
   "$PYTHON" "$KERNELS_DIR/nvrtc_compile.py" --nvrtc "$NVRTC_LIB" --expect-version 12.0 \
-    --arch "$PTX_ARCH" -I "$INCLUDE_DIR" -o "$STAGE_DIR/$1.ptx" "$2"
+    --arch "$PTX_ARCH" -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.ptx" "$2"
   # nvcc needs a host compiler even for device code (preprocessing); -ccbin pins it.
   "$NVCC" -ccbin "$GXX" -std=c++17 -O3 -fatbin "${CUDA_GENCODE[@]}" -I "$INCLUDE_DIR" \
     -o "$STAGE_DIR/$1.fatbin" "$2"

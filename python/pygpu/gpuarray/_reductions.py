@@ -193,9 +193,9 @@ def _reduce(
     if grid == 1:
         target = result
     else:
-        target = _creation.empty((grid,), acc, allocator=allocator)
+        target = _creation.empty((grid,), acc, allocator=allocator if allocator is not None else a.allocator)
         keep.append(target)
-    args = (n, layout or 0, subset_ptr, subset_kind, int(conj))
+    args = (n, layout if layout is not None else 0, subset_ptr, subset_kind, int(conj))
     _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args, keep=tuple(keep))
     if grid > 1:
         if op in ("sum", "dot"):
