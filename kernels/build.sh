@@ -165,7 +165,7 @@ for pid in "${pids[@]}"; do wait "$pid" || status=1; done
   fi
 } >"$STAGE_DIR/BUILD_INFO.txt"
 
-"$PYTHON" "$KERNELS_DIR/selfcheck.py" "$STAGE_DIR" "${TARGETS[@]}"
+GXX="$GXX" "$PYTHON" "$KERNELS_DIR/selfcheck.py" "$STAGE_DIR" "${TARGETS[@]}"
 
 # Replace only the selected backends' artifacts, so `build.sh host` keeps the GPU ones.
 mkdir -p "$OUT_DIR"

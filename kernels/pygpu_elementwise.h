@@ -26,6 +26,14 @@ struct pygpu_ew_args {
   long long strides[PYGPU_EW_MAX_OPERANDS][PYGPU_EW_MAX_DIMS];  // bytes
 };
 
+// Unrolling the axis loop would multiply every kernel's code for little gain (one axis
+// after merging is the common strided case).
+#if defined(PYGPU_DEVICE_BUILD)
+#define PYGPU_NO_UNROLL _Pragma("unroll 1")
+#else
+#define PYGPU_NO_UNROLL
+#endif
+
 namespace pygpu {
 
 // Scalar slot k as a T.
@@ -40,7 +48,7 @@ PYGPU_FN T scalar_arg(const pygpu_ew_args& a, int k) {
 template <int NOPS>
 PYGPU_FN void strided_offsets(const pygpu_ew_args& a, long long i, long long (&off)[NOPS]) {
   for (int k = 0; k < NOPS; ++k) off[k] = 0;
-#pragma unroll 1
+  PYGPU_NO_UNROLL
   for (int d = a.ndim - 1; d >= 0; --d) {
     const long long extent = a.shape[d];
     const long long idx = i % extent;

@@ -12,8 +12,9 @@ consumers about it (``__cuda_array_interface__['stream']``, ``__dlpack__(stream=
 Modules, one per concept: ``_core`` (the array, views), ``_transfer`` (copies),
 ``_ordering`` (streams), ``_interop`` (CAI/DLPack), ``_creation`` (new arrays),
 ``_layout`` (strides), ``_dtypes`` (the dtype table), ``_platform`` (what differs per
-backend), ``_arithmetic`` (operators), ``_reductions`` (sum, dot, min, max...),
-``_functions`` (arange, concatenate, take... on the device).
+backend), ``_elementwise`` (launching the bundled kernels), ``_arithmetic`` (operators and
+elementwise methods), ``_functions`` (elementwise module functions), ``_reductions`` (sum,
+dot, min, max...), ``_array_functions`` (arange, concatenate, take... on the device).
 
 Use as ``import pygpu as gpuarray`` or ``from pygpu import gpuarray``.
 """
@@ -32,7 +33,7 @@ from pygpu.gpuarray._creation import (
     zeros,
     zeros_like,
 )
-from pygpu.gpuarray._functions import (
+from pygpu.gpuarray._array_functions import (
     concatenate,
     hstack,
     multi_put,
@@ -43,6 +44,15 @@ from pygpu.gpuarray._functions import (
     take,
     transpose,
     vstack,
+)
+from pygpu.gpuarray._functions import (
+    if_positive,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    where,
 )
 from pygpu.gpuarray._interop import asarray, from_dlpack
 from pygpu.gpuarray._reductions import (
@@ -72,8 +82,14 @@ __all__ = [
     "empty_like",
     "from_dlpack",
     "hstack",
+    "if_positive",
+    "logical_and",
+    "logical_not",
+    "logical_or",
     "max",
+    "maximum",
     "min",
+    "minimum",
     "multi_put",
     "multi_take",
     "multi_take_put",
@@ -92,6 +108,7 @@ __all__ = [
     "transpose",
     "vdot",
     "vstack",
+    "where",
     "zeros",
     "zeros_like",
 ]

@@ -76,11 +76,11 @@ def to_gpu_async(ary: Any, allocator: Any = None, stream: Any = None) -> GPUArra
     return _core.make(alloc, 0, ary.shape, ary.dtype, ary.strides, ary.size, None, allocator, StreamOrder(stream))
 
 
-def empty(shape: Any, dtype: Any = np.float64, order: str = "C", allocator: Any = None) -> GPUArray:
+def empty(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
     return _core.GPUArray(shape, dtype, allocator, order=order)
 
 
-def zeros(shape: Any, dtype: Any = np.float64, order: str = "C", allocator: Any = None) -> GPUArray:
+def zeros(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
     result = _core.GPUArray(shape, dtype, allocator, order=order)
     if result.size:
         memset_d8(result._alloc, 0, result.nbytes)
@@ -88,7 +88,7 @@ def zeros(shape: Any, dtype: Any = np.float64, order: str = "C", allocator: Any 
     return result
 
 
-def ones(shape: Any, dtype: Any = np.float64, order: str = "C", allocator: Any = None) -> GPUArray:
+def ones(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
     return _core.GPUArray(shape, dtype, allocator, order=order).fill(1)
 
 
@@ -134,6 +134,6 @@ def ones_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = 
 
 def arange(*args: Any, **kwargs: Any) -> GPUArray:
     """arange([start,] stop[, step], dtype=None, allocator=None): numpy's values, filled on the device."""
-    from pygpu.gpuarray._functions import arange as device_arange
+    from pygpu.gpuarray._array_functions import arange as device_arange
 
     return device_arange(*args, **kwargs)

@@ -19,7 +19,7 @@ from pygpu._pygpu import (
     memset_d16,
     memset_d32,
 )
-from pygpu.gpuarray import _core, _creation
+from pygpu.gpuarray import _arithmetic, _core, _elementwise
 from pygpu.gpuarray._dtypes import check_dtype
 from pygpu.gpuarray._layout import extent, is_dense, offsets, trailing_block
 
@@ -29,11 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["TransferMixin", "copy_into", "fill_bytes", "host_buffer"]
 
 _UINT8 = np.dtype(np.uint8)
-#: Runs of a non-contiguous copy/fill done as separate device copies; beyond it, the
-#: covering byte span goes through the host.
-_MAX_RUNS = 256
-#: Bytes of a fill pattern written from the host before doubling on the device.
-_FILL_SEED_BYTES = 1 << 16
+#: Runs of a non-contiguous copy done as separate device copies; beyond it, one copy kernel.
+_MAX_MEMCPY_RUNS = 4
 
 
 def host_buffer(a: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -178,38 +175,31 @@ class TransferMixin:
         return result
 
     def fill(self, value: Any, stream: Any = None) -> GPUArray:
-        """Sets every element to ``value`` (cast as numpy would); returns self."""
+        """Sets every element to ``value`` (cast as numpy would); returns self. On the device
+        (a memset or a kernel), so it can be captured in a graph."""
         if self._readonly:
             raise ValueError("assignment destination is read-only")
         scalar = np.empty((), self.dtype)
         scalar[()] = value
         if self.size == 0:
             return self
-        self._order.before(stream)
         shape, strides, itemsize = self.shape, self.strides, self.dtype.itemsize
         pattern = scalar.tobytes()
-        ptr = self.ptr
-        if is_dense(shape, strides, itemsize):
+        if is_dense(shape, strides, itemsize) and _memset_width(pattern) is not None:
+            self._order.before(stream)
             lo, _ = extent(shape, strides, itemsize)
-            fill_bytes(ptr + lo, self.nbytes, pattern, stream)
+            fill_bytes(self.ptr + lo, self.nbytes, pattern, stream)
+            self._order.wrote(stream)
         else:
-            k = trailing_block(shape, strides, itemsize)
-            runs = math.prod(shape[:k])
-            if runs <= _MAX_RUNS:
-                run_bytes = itemsize * math.prod(shape[k:])
-                for off in offsets(shape[:k], strides[:k]):
-                    fill_bytes(ptr + off, run_bytes, pattern, stream)
-            else:
-                self._set_span(scalar, stream)
-        self._order.wrote(stream)
+            _elementwise.launch("cast", f"copy_x{itemsize}", [self], [pattern.ljust(16, b"\0")], stream)
         return self
 
     def astype(self, dtype: Any, stream: Any = None) -> GPUArray:
-        """A converted copy (through the host: pygpu has no kernels for it)."""
+        """A converted copy, as numpy's astype (a cast kernel on the device)."""
         dt = check_dtype(dtype)
         if dt == self.dtype:
             return self.copy(stream)
-        return _creation.to_gpu(self.get(stream=stream).astype(dt), self.allocator)
+        return _arithmetic.cast_to(self, dt, stream)  # type: ignore[arg-type]
 
 
 def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
@@ -245,12 +235,16 @@ def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
     else:
         k = max(trailing_block(shape, dst.strides, itemsize), trailing_block(shape, src.strides, itemsize))
         outer = shape[:k]
-        if math.prod(outer) <= _MAX_RUNS:
+        if math.prod(outer) <= _MAX_MEMCPY_RUNS:
             run = itemsize * math.prod(shape[k:])
             for do, so in zip(offsets(outer, dst.strides[:k]), offsets(outer, src.strides[:k])):
                 memcpy_dtod(dptr + do, sptr + so, run, stream)
+        elif _aligned(dst) and _aligned(src):
+            # One kernel for any layout (reversed, transposed, strided).
+            _elementwise.launch("cast", f"copy_x{itemsize}", [dst], [src], stream)
+            return
         else:
-            from pygpu.gpuarray._functions import copy_strided
+            from pygpu.gpuarray._array_functions import copy_strided
 
             if not copy_strided(dst, src, stream):
                 dst.set(src.get(stream=stream), stream=stream)
@@ -258,25 +252,33 @@ def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
     dst._order.wrote(stream)
 
 
-def fill_bytes(addr: int, nbytes: int, pattern: bytes, stream: Any) -> None:
-    """Fills [addr, addr + nbytes) with the repeated pattern (memset when it allows)."""
+def _aligned(a: GPUArray) -> bool:
+    """Whether every element of ``a`` is aligned for the copy kernels' loads."""
+    align = min(a.dtype.itemsize, 8)
+    return a.ptr % align == 0 and all(s % align == 0 for s in a.strides)
+
+
+def _memset_width(pattern: bytes) -> int | None:
+    """1, 2 or 4 when a memset of that width writes the repeated pattern, else None."""
     size = len(pattern)
     if pattern.count(pattern[0]) == size:
+        return 1
+    if size % 2 == 0 and pattern == pattern[:2] * (size // 2):
+        return 2
+    if size % 4 == 0 and pattern == pattern[:4] * (size // 4):
+        return 4
+    return None
+
+
+def fill_bytes(addr: int, nbytes: int, pattern: bytes, stream: Any) -> None:
+    """Fills [addr, addr + nbytes) with the repeated pattern by a memset (``_memset_width``
+    says which patterns it can write; ``addr`` must be aligned to that width)."""
+    width = _memset_width(pattern)
+    if width == 1:
         memset_d8(addr, pattern[0], nbytes, stream)
-        return
-    if size % 2 == 0 and addr % 2 == 0 and pattern == pattern[:2] * (size // 2):
+    elif width == 2:
         memset_d16(addr, int.from_bytes(pattern[:2], "little"), nbytes // 2, stream)
-        return
-    if size % 4 == 0 and addr % 4 == 0 and pattern == pattern[:4] * (size // 4):
+    elif width == 4:
         memset_d32(addr, int.from_bytes(pattern[:4], "little"), nbytes // 4, stream)
-        return
-    count = nbytes // size
-    seed_count = min(count, max(1, _FILL_SEED_BYTES // size))
-    memcpy_htod(addr, np.frombuffer(pattern * seed_count, _UINT8), stream)
-    done = seed_count * size
-    while done < nbytes:
-        n = min(done, nbytes - done)
-        memcpy_dtod(addr + done, addr, n, stream)
-        done += n
-
-
+    else:
+        raise ValueError(f"no memset writes the pattern {pattern!r}")
