@@ -56,8 +56,9 @@ def _stream_and_out(stream_or_out: Any, stream: Any, out: GPUArray | None) -> tu
 
 
 def _unary_function(ufunc: np.ufunc, name: str) -> Any:
-    def function(array: GPUArray, stream_or_out: Any = None, *, stream: Any = None,
-                 out: GPUArray | None = None) -> GPUArray:
+    def function(
+        array: GPUArray, stream_or_out: Any = None, *, stream: Any = None, out: GPUArray | None = None
+    ) -> GPUArray:
         s, o = _stream_and_out(stream_or_out, stream, out)
         return unary(ufunc, name, array, o, s, source="cumath")
 

@@ -9,12 +9,13 @@ division and remainder by zero give 0, as numpy does (numpy also warns; a GPU ca
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from pygpu.gpuarray import _core, _elementwise
 from pygpu.gpuarray._dtypes import check_dtype, kernel_suffix
+from pygpu.gpuarray._fields import ArrayFields
 
 if TYPE_CHECKING:
     from pygpu.gpuarray._core import GPUArray
@@ -42,7 +43,7 @@ def cast_to(a: GPUArray, dtype: np.dtype[Any], stream: Any = None) -> GPUArray:
     """``a`` itself if it has ``dtype``, else a converted C-ordered copy (on the device)."""
     if a.dtype == dtype:
         return a
-    out = _core.GPUArray(a.shape, dtype, a.allocator)
+    out = _core.new_c(a.shape, dtype, a.allocator)
     _elementwise.launch("cast", f"cast_{kernel_suffix(a.dtype)}_{kernel_suffix(dtype)}", [out], [a], stream)
     return out
 
@@ -63,11 +64,12 @@ def _shares_memory_differently(out: GPUArray, x: Any) -> bool:
     )
 
 
-def _into(out: GPUArray | None, result_dtype: np.dtype[Any], shape: tuple[int, ...], allocator: Any,
-          what: str) -> tuple[GPUArray, GPUArray | None]:
+def _into(
+    out: GPUArray | None, result_dtype: np.dtype[Any], shape: tuple[int, ...], allocator: Any, what: str
+) -> tuple[GPUArray, GPUArray | None]:
     """(array the kernel writes, array to cast it into afterwards or None)."""
     if out is None:
-        return _core.GPUArray(shape, result_dtype, allocator), None
+        return _core.new_c(shape, result_dtype, allocator), None
     if not isinstance(out, _core.GPUArray):
         raise TypeError(f"{what}: out must be a GPUArray, not {type(out).__name__}")
     if out.shape != shape:
@@ -78,7 +80,7 @@ def _into(out: GPUArray | None, result_dtype: np.dtype[Any], shape: tuple[int, .
         raise TypeError(
             f"{what}: cannot cast the {result_dtype} result to out's dtype {out.dtype} (numpy's same_kind rule)"
         )
-    return _core.GPUArray(shape, result_dtype, allocator), out
+    return _core.new_c(shape, result_dtype, allocator), out
 
 
 def _finish(result: GPUArray, target: GPUArray | None, stream: Any) -> GPUArray:
@@ -90,8 +92,9 @@ def _finish(result: GPUArray, target: GPUArray | None, stream: Any) -> GPUArray:
     return target
 
 
-def binary(ufunc: np.ufunc, kernel: str, x: Any, y: Any, out: GPUArray | None = None, stream: Any = None,
-           source: str = "arith") -> GPUArray:
+def binary(
+    ufunc: np.ufunc, kernel: str, x: Any, y: Any, out: GPUArray | None = None, stream: Any = None, source: str = "arith"
+) -> GPUArray:
     """``ufunc(x, y)`` with kernel ``<kernel>_<dtype>``; at least one of x, y is a GPUArray."""
     a = x if isinstance(x, _core.GPUArray) else y
     what = ufunc.__name__
@@ -110,13 +113,14 @@ def binary(ufunc: np.ufunc, kernel: str, x: Any, y: Any, out: GPUArray | None = 
     ys = _operand(y, in_y, stream)
     dst, target = _into(out, result_dtype, a.shape, a.allocator, what)
     if (x_is_array and _shares_memory_differently(dst, xs)) or (y_is_array and _shares_memory_differently(dst, ys)):
-        dst, target = _core.GPUArray(a.shape, result_dtype, a.allocator), dst if target is None else target
+        dst, target = _core.new_c(a.shape, result_dtype, a.allocator), dst if target is None else target
     _elementwise.launch(source, f"{kernel}_{kernel_suffix(in_x)}", [dst], [xs, ys], stream)
     return _finish(dst, target, stream)
 
 
-def unary(ufunc: np.ufunc, kernel: str, x: GPUArray, out: GPUArray | None = None, stream: Any = None,
-          source: str = "arith") -> GPUArray:
+def unary(
+    ufunc: np.ufunc, kernel: str, x: GPUArray, out: GPUArray | None = None, stream: Any = None, source: str = "arith"
+) -> GPUArray:
     """``ufunc(x)`` with kernel ``<kernel>_<dtype>``."""
     if not isinstance(x, _core.GPUArray):
         raise TypeError(f"{ufunc.__name__}: expected a GPUArray, not {type(x).__name__}")
@@ -125,18 +129,15 @@ def unary(ufunc: np.ufunc, kernel: str, x: GPUArray, out: GPUArray | None = None
     xs = cast_to(x, in_dtype, stream)
     dst, target = _into(out, result_dtype, x.shape, x.allocator, ufunc.__name__)
     if _shares_memory_differently(dst, xs):
-        dst, target = _core.GPUArray(x.shape, result_dtype, x.allocator), dst if target is None else target
+        dst, target = _core.new_c(x.shape, result_dtype, x.allocator), dst if target is None else target
     _elementwise.launch(source, f"{kernel}_{kernel_suffix(in_dtype)}", [dst], [xs], stream)
     return _finish(dst, target, stream)
 
 
-def _axpbyz(selffac: Any, x: GPUArray, otherfac: Any, y: Any, out: GPUArray | None, stream: Any,
-            what: str) -> GPUArray:
+def _axpbyz(selffac: Any, x: GPUArray, otherfac: Any, y: Any, out: GPUArray | None, stream: Any, what: str) -> GPUArray:
     """out = selffac * x + otherfac * y (y an array or a scalar), in numpy's result dtype."""
     y_is_array = _check_operand(x, y, what)
-    dtype = np.result_type(
-        *(v.dtype if isinstance(v, _core.GPUArray) else v for v in (x, selffac, y, otherfac))
-    )
+    dtype = np.result_type(*(v.dtype if isinstance(v, _core.GPUArray) else v for v in (x, selffac, y, otherfac)))
     dtype = check_dtype(dtype)
     if dtype.kind == "b":
         dtype = np.dtype(np.int8)
@@ -154,7 +155,7 @@ def _axpbyz(selffac: Any, x: GPUArray, otherfac: Any, y: Any, out: GPUArray | No
     return _finish(dst, target, stream)
 
 
-class ArithmeticMixin:
+class ArithmeticMixin(ArrayFields):
     """Operators, comparisons and elementwise methods of GPUArray."""
 
     __slots__ = ()
@@ -170,7 +171,7 @@ class ArithmeticMixin:
         return binary(np.add, "add", other, self)
 
     def __iadd__(self, other: Any) -> GPUArray:
-        return binary(np.add, "add", self, other, out=self)  # type: ignore[arg-type]
+        return binary(np.add, "add", self, other, out=cast("GPUArray", self))
 
     def __sub__(self, other: Any) -> GPUArray:
         return binary(np.subtract, "sub", self, other)
@@ -179,7 +180,7 @@ class ArithmeticMixin:
         return binary(np.subtract, "sub", other, self)
 
     def __isub__(self, other: Any) -> GPUArray:
-        return binary(np.subtract, "sub", self, other, out=self)  # type: ignore[arg-type]
+        return binary(np.subtract, "sub", self, other, out=cast("GPUArray", self))
 
     def __mul__(self, other: Any) -> GPUArray:
         return binary(np.multiply, "mul", self, other)
@@ -188,7 +189,7 @@ class ArithmeticMixin:
         return binary(np.multiply, "mul", other, self)
 
     def __imul__(self, other: Any) -> GPUArray:
-        return binary(np.multiply, "mul", self, other, out=self)  # type: ignore[arg-type]
+        return binary(np.multiply, "mul", self, other, out=cast("GPUArray", self))
 
     def __truediv__(self, other: Any) -> GPUArray:
         return binary(np.true_divide, "truediv", self, other)
@@ -197,7 +198,7 @@ class ArithmeticMixin:
         return binary(np.true_divide, "truediv", other, self)
 
     def __itruediv__(self, other: Any) -> GPUArray:
-        return binary(np.true_divide, "truediv", self, other, out=self)  # type: ignore[arg-type]
+        return binary(np.true_divide, "truediv", self, other, out=cast("GPUArray", self))
 
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
@@ -210,7 +211,7 @@ class ArithmeticMixin:
         return binary(np.floor_divide, "floordiv", other, self)
 
     def __ifloordiv__(self, other: Any) -> GPUArray:
-        return binary(np.floor_divide, "floordiv", self, other, out=self)  # type: ignore[arg-type]
+        return binary(np.floor_divide, "floordiv", self, other, out=cast("GPUArray", self))
 
     def __mod__(self, other: Any) -> GPUArray:
         return binary(np.remainder, "mod", self, other)
@@ -219,7 +220,7 @@ class ArithmeticMixin:
         return binary(np.remainder, "mod", other, self)
 
     def __imod__(self, other: Any) -> GPUArray:
-        return binary(np.remainder, "mod", self, other, out=self)  # type: ignore[arg-type]
+        return binary(np.remainder, "mod", self, other, out=cast("GPUArray", self))
 
     def __pow__(self, other: Any) -> GPUArray:
         return binary(np.power, "pow", self, other)
@@ -228,25 +229,25 @@ class ArithmeticMixin:
         return binary(np.power, "pow", other, self)
 
     def __ipow__(self, other: Any) -> GPUArray:
-        return binary(np.power, "pow", self, other, out=self)  # type: ignore[arg-type]
+        return binary(np.power, "pow", self, other, out=cast("GPUArray", self))
 
     def __neg__(self) -> GPUArray:
-        return unary(np.negative, "neg", self)  # type: ignore[arg-type]
+        return unary(np.negative, "neg", cast("GPUArray", self))
 
     def __pos__(self) -> GPUArray:
-        return self.copy()  # type: ignore[attr-defined,no-any-return]
+        return self.copy()
 
     def __abs__(self) -> GPUArray:
-        return unary(np.absolute, "abs", self)  # type: ignore[arg-type]
+        return unary(np.absolute, "abs", cast("GPUArray", self))
 
     # Comparisons give bool GPUArrays, as numpy's and PyCUDA's do (so GPUArray is unhashable,
     # as ndarray is).
-    def __eq__(self, other: Any) -> GPUArray:  # type: ignore[override]
+    def __eq__(self, other: object) -> GPUArray:  # type: ignore[override]
         if not isinstance(other, (_core.GPUArray, *_SCALARS)):
             return NotImplemented
         return binary(np.equal, "eq", self, other)
 
-    def __ne__(self, other: Any) -> GPUArray:  # type: ignore[override]
+    def __ne__(self, other: object) -> GPUArray:  # type: ignore[override]
         if not isinstance(other, (_core.GPUArray, *_SCALARS)):
             return NotImplemented
         return binary(np.not_equal, "ne", self, other)
@@ -269,58 +270,62 @@ class ArithmeticMixin:
 
     def mul_add(self, selffac: Any, other: Any, otherfac: Any, add_timer: Any = None, stream: Any = None) -> GPUArray:
         """``selffac * self + otherfac * other`` in one kernel."""
-        return _axpbyz(selffac, self, otherfac, other, None, stream, "mul_add")  # type: ignore[arg-type]
+        return _axpbyz(selffac, cast("GPUArray", self), otherfac, other, None, stream, "mul_add")
 
-    def _axpbyz(self, selffac: Any, other: Any, otherfac: Any, out: GPUArray, add_timer: Any = None,
-                stream: Any = None) -> GPUArray:
+    def _axpbyz(
+        self, selffac: Any, other: Any, otherfac: Any, out: GPUArray, add_timer: Any = None, stream: Any = None
+    ) -> GPUArray:
         """``out = selffac * self + otherfac * other``."""
-        return _axpbyz(selffac, self, otherfac, other, out, stream, "axpbyz")  # type: ignore[arg-type]
+        return _axpbyz(selffac, cast("GPUArray", self), otherfac, other, out, stream, "axpbyz")
 
     def _axpbz(self, selffac: Any, other: Any, out: GPUArray, stream: Any = None) -> GPUArray:
         """``out = selffac * self + other`` (``other`` a scalar)."""
-        return _axpbyz(selffac, self, 1, other, out, stream, "axpbz")  # type: ignore[arg-type]
+        return _axpbyz(selffac, cast("GPUArray", self), 1, other, out, stream, "axpbz")
 
     axpbyz = _axpbyz
     axpbz = _axpbz
 
     def conj(self, out: GPUArray | None = None, stream: Any = None) -> GPUArray:
         """The complex conjugate (a copy for real dtypes)."""
-        dtype = self.dtype  # type: ignore[attr-defined]
+        dtype = self.dtype
         if dtype.kind != "c":
             # The values themselves, in numpy's result dtype (int8 for bool).
             result_dtype = _elementwise.loop_dtypes(np.conjugate, self)[1]
             if out is None:
-                return self.astype(result_dtype, stream)  # type: ignore[attr-defined,no-any-return]
-            out.set(cast_to(self, result_dtype, stream), stream=stream)  # type: ignore[arg-type]
+                return self.astype(result_dtype, stream)
+            out.set(cast_to(cast("GPUArray", self), result_dtype, stream), stream=stream)
             return out
-        return unary(np.conjugate, "conj", self, out, stream)  # type: ignore[arg-type]
+        return unary(np.conjugate, "conj", cast("GPUArray", self), out, stream)
 
     conjugate = conj
 
     @property
     def real(self) -> GPUArray:
         """The real part: a view of a complex array, the array itself otherwise."""
-        dtype = self.dtype  # type: ignore[attr-defined]
+        dtype = self.dtype
         if dtype.kind != "c":
-            return self  # type: ignore[return-value]
+            return cast("GPUArray", self)
         part = np.dtype(f"f{dtype.itemsize // 2}")
-        return self._view(self._offset, self.shape, self.strides, part)  # type: ignore[attr-defined,no-any-return]
+        return self._view(self._offset, self.shape, self.strides, part)
 
     @property
     def imag(self) -> GPUArray:
         """The imaginary part: a view of a complex array, zeros otherwise."""
-        dtype = self.dtype  # type: ignore[attr-defined]
+        dtype = self.dtype
         if dtype.kind != "c":
-            return _core.GPUArray(self.shape, dtype, self.allocator).fill(0)  # type: ignore[attr-defined]
+            return _core.GPUArray(self.shape, dtype, self.allocator).fill(0)
         part = np.dtype(f"f{dtype.itemsize // 2}")
-        return self._view(  # type: ignore[attr-defined,no-any-return]
-            self._offset + part.itemsize, self.shape, self.strides, part  # type: ignore[attr-defined]
+        return self._view(
+            self._offset + part.itemsize,
+            self.shape,
+            self.strides,
+            part,
         )
 
     def reverse(self, stream: Any = None) -> GPUArray:
         """A copy with the elements in reverse order (1-d arrays, as PyCUDA)."""
-        if len(self.shape) != 1:  # type: ignore[attr-defined]
-            raise ValueError(f"reverse() takes a 1-d array, not one of shape {self.shape}")  # type: ignore[attr-defined]
-        result = _core.GPUArray(self.shape, self.dtype, self.allocator)  # type: ignore[attr-defined]
-        result.set(self[::-1], stream=stream)  # type: ignore[index]
+        if len(self.shape) != 1:
+            raise ValueError(f"reverse() takes a 1-d array, not one of shape {self.shape}")
+        result = _core.GPUArray(self.shape, self.dtype, self.allocator)
+        result.set(self[::-1], stream=stream)
         return result

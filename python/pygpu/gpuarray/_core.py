@@ -13,13 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from pygpu._pygpu import CudaError, DeviceAllocation, DLPackTensor, cudaGetDevice, mem_alloc
+from pygpu._pygpu import (
+    CudaError,
+    DeviceAllocation,
+    DLPackTensor,
+    cudaGetDevice,
+    mem_alloc,
+)
 from pygpu.gpuarray import _creation
 from pygpu.gpuarray._arithmetic import ArithmeticMixin
 from pygpu.gpuarray._dtypes import check_dtype
 from pygpu.gpuarray._interop import InteropMixin
 from pygpu.gpuarray._reductions import ReductionMixin
 from pygpu.gpuarray._layout import (
+    FLAGS_C,
     Flags,
     c_strides,
     contiguity,
@@ -32,7 +39,7 @@ from pygpu.gpuarray._ordering import StreamOrder
 from pygpu.gpuarray._platform import platform
 from pygpu.gpuarray._transfer import TransferMixin, copy_into
 
-__all__ = ["DevicePointer", "GPUArray", "broadcast_to", "copy_in_order", "device_of", "make"]
+__all__ = ["DevicePointer", "GPUArray", "broadcast_to", "copy_in_order", "device_of", "make", "new_c"]
 
 _new = object.__new__
 
@@ -45,7 +52,7 @@ class DevicePointer:
     another library. ``int()`` re-reads ``base``, so a freed allocation raises.
     """
 
-    __slots__ = ("base", "offset", "owner", "device")
+    __slots__ = ("base", "device", "offset", "owner")
 
     def __init__(self, base: Any, offset: int = 0, owner: Any = None, device: int | None = None) -> None:
         self.base = base
@@ -78,9 +85,29 @@ def device_of(alloc: Any) -> int:
     return cudaGetDevice()[0]
 
 
-def make(alloc: Any, offset: int, shape: tuple[int, ...], dtype: np.dtype[Any], strides: tuple[int, ...],
-         size: int, base: Any, allocator: Any, order: StreamOrder, readonly: bool = False,
-         flags: Flags | None = None) -> GPUArray:
+def new_c(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -> GPUArray:
+    """A new C-ordered array of a checked shape and dtype (results of operations), without
+    GPUArray()'s argument parsing."""
+    size = math.prod(shape)
+    itemsize = dtype.itemsize
+    strides = c_strides(shape, itemsize)
+    alloc = (allocator or mem_alloc)(size * itemsize)
+    return make(alloc, 0, shape, dtype, strides, size, None, allocator, StreamOrder(), False, FLAGS_C)
+
+
+def make(
+    alloc: Any,
+    offset: int,
+    shape: tuple[int, ...],
+    dtype: np.dtype[Any],
+    strides: tuple[int, ...],
+    size: int,
+    base: Any,
+    allocator: Any,
+    order: StreamOrder,
+    readonly: bool = False,
+    flags: Flags | None = None,
+) -> GPUArray:
     """A GPUArray from its parts, without checks (for views and new arrays)."""
     a: GPUArray = _new(GPUArray)
     a.shape = shape
@@ -107,8 +134,18 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
     """
 
     __slots__ = (
-        "shape", "dtype", "strides", "size", "allocator", "base",
-        "_alloc", "_offset", "_order", "_flags", "_readonly", "__weakref__",
+        "__weakref__",
+        "_alloc",
+        "_flags",
+        "_offset",
+        "_order",
+        "_readonly",
+        "allocator",
+        "base",
+        "dtype",
+        "shape",
+        "size",
+        "strides",
     )
 
     shape: tuple[int, ...]
@@ -123,12 +160,21 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
     _flags: Flags | None
     _readonly: bool
 
-    def __init__(self, shape: Any, dtype: Any = None, allocator: Any = None, base: Any = None,
-                 gpudata: Any = None, strides: Any = None, order: str = "C") -> None:
+    def __init__(
+        self,
+        shape: Any,
+        dtype: Any = None,
+        allocator: Any = None,
+        base: Any = None,
+        gpudata: Any = None,
+        strides: Any = None,
+        order: str = "C",
+    ) -> None:
         if isinstance(shape, np.ndarray) and dtype is None:
             src = _creation.to_gpu(shape, allocator)
-            for name in GPUArray.__slots__[:-1]:
-                setattr(self, name, getattr(src, name))
+            for name in GPUArray.__slots__:
+                if name != "__weakref__":
+                    setattr(self, name, getattr(src, name))
             return
         dims = shape_tuple(shape)
         dt = check_dtype(np.float64 if dtype is None else dtype)
@@ -159,8 +205,12 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
                     f"shape {dims} with strides {st} needs bytes [{lo}, {hi}) but gpudata holds {gpudata.nbytes}"
                 )
             if not isinstance(gpudata, (DeviceAllocation, DevicePointer, DLPackTensor)):
-                alloc = DevicePointer(operator.index(gpudata) if isinstance(gpudata, (int, np.integer)) else gpudata,
-                                      0, gpudata, cudaGetDevice()[0])
+                alloc = DevicePointer(
+                    operator.index(gpudata) if isinstance(gpudata, (int, np.integer)) else gpudata,
+                    0,
+                    gpudata,
+                    cudaGetDevice()[0],
+                )
         self.shape = dims
         self.dtype = dt
         self.strides = st
@@ -261,10 +311,21 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
 
     # ---------------------------------------------------------------- views
 
-    def _view(self, offset: int, shape: tuple[int, ...], strides: tuple[int, ...],
-              dtype: np.dtype | None = None) -> GPUArray:
-        return make(self._alloc, offset, shape, dtype or self.dtype, strides, math.prod(shape), self,
-                     self.allocator, self._order, self._readonly)
+    def _view(
+        self, offset: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype | None = None
+    ) -> GPUArray:
+        return make(
+            self._alloc,
+            offset,
+            shape,
+            dtype or self.dtype,
+            strides,
+            math.prod(shape),
+            self,
+            self.allocator,
+            self._order,
+            self._readonly,
+        )
 
     def __getitem__(self, key: Any) -> GPUArray:
         if not isinstance(key, tuple):
@@ -291,8 +352,8 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
                 shape.append(1)
                 strides.append(0)
             elif k is Ellipsis:
-                shape.extend(self.shape[axis:axis + fill])
-                strides.extend(self.strides[axis:axis + fill])
+                shape.extend(self.shape[axis : axis + fill])
+                strides.extend(self.strides[axis : axis + fill])
                 axis += fill
             elif isinstance(k, slice):
                 n, s = self.shape[axis], self.strides[axis]

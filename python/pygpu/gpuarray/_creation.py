@@ -54,7 +54,9 @@ def to_gpu(ary: Any, allocator: Any = None) -> GPUArray:
     alloc = mem_alloc(nbytes) if allocator is None else allocator(nbytes)
     if nbytes:
         memcpy_htod(alloc, src if src.ndim else src.reshape(1))
-    return _core.make(alloc, 0, ary.shape, dtype, ary.strides, ary.size, None, allocator, StreamOrder(None), False, flags)
+    return _core.make(
+        alloc, 0, ary.shape, dtype, ary.strides, ary.size, None, allocator, StreamOrder(None), False, flags
+    )
 
 
 def to_gpu_async(ary: Any, allocator: Any = None, stream: Any = None) -> GPUArray:

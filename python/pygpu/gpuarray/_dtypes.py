@@ -48,7 +48,7 @@ def kernel_suffix(dtype: np.dtype[Any]) -> str:
 
 def check_dtype(dtype: Any) -> np.dtype[Any]:
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype[Any] = np.dtype(dtype)
     except TypeError as e:
         raise TypeError(f"not a dtype: {dtype!r}") from e
     if dt in SUPPORTED:
@@ -62,14 +62,15 @@ def check_dtype(dtype: Any) -> np.dtype[Any]:
 
 def host_array(ary: Any) -> np.ndarray[Any, Any]:
     """A numpy array of a supported dtype (converting byte order if needed)."""
-    ary = np.asarray(ary)
-    dt = ary.dtype
+    host: np.ndarray[Any, Any] = np.asarray(ary)
+    dt = host.dtype
     if dt not in SUPPORTED:
         native = dt.newbyteorder("=")
         if native in SUPPORTED:
-            return ary.astype(native)
+            converted: np.ndarray[Any, Any] = host.astype(native)
+            return converted
         check_dtype(dt)
-    return ary
+    return host
 
 
 def dtype_of_dlpack(code: int, bits: int) -> np.dtype[Any]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pygpu._kernels import load_kernels
-from pygpu._pygpu import Function
+from pygpu._pygpu import Function, cudaGetDeviceCount
 from pygpu.gpuarray import _core
 from pygpu.gpuarray._dtypes import DTYPES
 from pygpu.gpuarray._platform import platform
@@ -54,7 +54,7 @@ def kernel(source: str, name: str) -> Function:
         module = _modules[source] = load_kernels(source)
     try:
         fn = module.get_function(name)
-    except Exception as e:  # noqa: BLE001 - a missing kernel is an unsupported dtype
+    except Exception as e:
         raise TypeError(f"no bundled kernel {name!r} in {source}: this operation does not support these dtypes") from e
     _functions[name] = fn
     return fn
@@ -117,6 +117,16 @@ def _merge_axes(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple
     return dims, steps
 
 
+_device_count: list[int] = []
+
+
+def _several_devices() -> bool:
+    """Whether arrays can be on different devices at all (checked once per process)."""
+    if not _device_count:
+        _device_count.append(cudaGetDeviceCount()[0])
+    return _device_count[0] > 1
+
+
 def _block_grid(n: int) -> tuple[int, int]:
     p = platform()
     if p.host_memory:
@@ -125,8 +135,14 @@ def _block_grid(n: int) -> tuple[int, int]:
     return block, max(1, min((n + block - 1) // block, 8192))
 
 
-def launch(source: str, name: str, outputs: list[GPUArray], inputs: list[Any], stream: Any = None,
-           slots: tuple[bytes, ...] = ()) -> None:
+def launch(
+    source: str,
+    name: str,
+    outputs: list[GPUArray],
+    inputs: list[Any],
+    stream: Any = None,
+    slots: tuple[bytes, ...] = (),
+) -> None:
     """Runs kernel ``name`` over ``outputs[0].shape``. ``inputs`` are GPUArrays of that shape
     (any strides), scalar bytes (``scalar_bytes``) that go into the input's scalar slot, or
     None (address 0, slot left as it is); ``slots`` sets the scalar slots first (kernels with
@@ -157,12 +173,14 @@ def launch(source: str, name: str, outputs: list[GPUArray], inputs: list[Any], s
             contiguous = contiguous and (x._flags or x.flags).c_contiguous
             arrays.append(x)
         k += 1
-    device = out0.device
+    if _several_devices():
+        device = out0.device
+        for a in arrays:
+            if a.device != device:
+                raise ValueError(
+                    f"operands are on devices {device} and {a.device}: an operation needs all its arrays on one device"
+                )
     for a in arrays:
-        if a.device != device:
-            raise ValueError(
-                f"operands are on devices {device} and {a.device}: an operation needs all its arrays on one device"
-            )
         a._order.before(stream)
     header_ptrs = ptrs
     if contiguous:
@@ -188,8 +206,3 @@ def launch(source: str, name: str, outputs: list[GPUArray], inputs: list[Any], s
     fn(np.void(packed), block=(block, 1, 1), grid=(grid, 1, 1), stream=stream)
     for o in outputs:
         o._order.wrote(stream)
-
-
-def new_like(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -> GPUArray:
-    """A C-ordered result array."""
-    return _core.GPUArray(shape, dtype, allocator)

@@ -39,8 +39,9 @@ def logical_not(x: _core.GPUArray, /, out: _core.GPUArray | None = None, stream:
     return unary(np.logical_not, "logical_not", x, out, stream)
 
 
-def _select(condition: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArray | None, stream: Any,
-            what: str) -> _core.GPUArray:
+def _select(
+    condition: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArray | None, stream: Any, what: str
+) -> _core.GPUArray:
     if not isinstance(condition, _core.GPUArray):
         raise TypeError(f"{what}: the criterion must be a GPUArray, not {type(condition).__name__}")
     shape = condition.shape
@@ -60,24 +61,24 @@ def _select(condition: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArr
             raise ValueError(f"{what}: out must be a GPUArray of shape {shape}")
         dtype = out.dtype
     result = out if out is not None else _core.GPUArray(shape, dtype, condition.allocator)
-    operands = [
-        v if not isinstance(v, _core.GPUArray) else cast_to(v, dtype, stream) for v in (then_, else_)
-    ]
+    operands = [v if not isinstance(v, _core.GPUArray) else cast_to(v, dtype, stream) for v in (then_, else_)]
     packed = [v if isinstance(v, _core.GPUArray) else _elementwise.scalar_bytes(v, dtype) for v in operands]
     _elementwise.launch("arith", f"where_{kernel_suffix(dtype)}", [result], [condition, *packed], stream)
     return result
 
 
-def where(criterion: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArray | None = None,
-          stream: Any = None) -> _core.GPUArray:
+def where(
+    criterion: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArray | None = None, stream: Any = None
+) -> _core.GPUArray:
     """``then_`` where ``criterion`` is nonzero, else ``else_`` (numpy's where for one shape)."""
     if not isinstance(criterion, _core.GPUArray):
         raise TypeError(f"where: the criterion must be a GPUArray, not {type(criterion).__name__}")
     return _select(cast_to(criterion, _BOOL, stream), then_, else_, out, stream, "where")
 
 
-def if_positive(criterion: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArray | None = None,
-                stream: Any = None) -> _core.GPUArray:
+def if_positive(
+    criterion: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArray | None = None, stream: Any = None
+) -> _core.GPUArray:
     """``then_`` where ``criterion > 0``, else ``else_`` (PyCUDA's if_positive)."""
     if not isinstance(criterion, _core.GPUArray):
         raise TypeError(f"if_positive: the criterion must be a GPUArray, not {type(criterion).__name__}")

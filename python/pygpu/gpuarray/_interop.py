@@ -26,9 +26,17 @@ from pygpu._pygpu import (
 )
 from pygpu.gpuarray import _core, _creation
 from pygpu.gpuarray._dtypes import DTYPES, SUPPORTED, dtype_of_dlpack
+from pygpu.gpuarray._fields import ArrayFields
 from pygpu.gpuarray._layout import c_strides, extent
 from pygpu.gpuarray._ordering import StreamOrder
-from pygpu.gpuarray._platform import KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_ROCM, KDL_ROCM_HOST, platform
+from pygpu.gpuarray._platform import (
+    KDL_CPU,
+    KDL_CUDA,
+    KDL_CUDA_HOST,
+    KDL_ROCM,
+    KDL_ROCM_HOST,
+    platform,
+)
 
 if TYPE_CHECKING:
     from pygpu.gpuarray._core import GPUArray
@@ -38,7 +46,7 @@ __all__ = ["InteropMixin", "asarray", "from_dlpack"]
 _DLPACK_MAX_VERSION = (1, 1)
 
 
-class InteropMixin:
+class InteropMixin(ArrayFields):
     """GPUArray's exports: ``__cuda_array_interface__``, ``__array_interface__``,
     ``__array__`` and DLPack."""
 
@@ -116,8 +124,14 @@ class InteropMixin:
         p = platform()
         return (p.dlpack_device_type, 0 if p.host_memory else self.device)
 
-    def __dlpack__(self, stream: int | None = None, *, max_version: tuple[int, int] | None = None,
-                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+    def __dlpack__(
+        self,
+        stream: int | None = None,
+        *,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
         """A DLPack capsule (versioned 1.x when ``max_version >= (1, 0)``, else legacy).
 
         ``stream`` is the consumer's stream: None is the legacy default stream on CUDA
@@ -150,8 +164,17 @@ class InteropMixin:
             )
         versioned = max_version is not None and max_version[0] >= 1
         return dlpack_capsule(
-            src, src.ptr, src.shape, tuple(s // itemsize for s in src.strides),
-            DTYPES[src.dtype].dlpack_code, itemsize * 8, device[0], device[1], versioned, src._readonly, copied,
+            src,
+            src.ptr,
+            src.shape,
+            tuple(s // itemsize for s in src.strides),
+            DTYPES[src.dtype].dlpack_code,
+            itemsize * 8,
+            device[0],
+            device[1],
+            versioned,
+            src._readonly,
+            copied,
         )
 
     def _hand_off(self, stream: int | None) -> None:
@@ -203,11 +226,16 @@ def _is_device_memory(ptr: int, lo: int, hi: int) -> bool:
 class _HostMemory:
     """A numpy view of host memory kept alive by `owner` (for copying foreign CPU data)."""
 
-    def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype[Any],
-                 owner: Any) -> None:
+    def __init__(
+        self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype[Any], owner: Any
+    ) -> None:
         self.owner = owner
         self.__array_interface__ = {
-            "data": (ptr, True), "shape": shape, "strides": strides, "typestr": dtype.str, "version": 3,
+            "data": (ptr, True),
+            "shape": shape,
+            "strides": strides,
+            "typestr": dtype.str,
+            "version": 3,
         }
 
 

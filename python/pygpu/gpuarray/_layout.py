@@ -160,8 +160,9 @@ def offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> list[int]:
     return offsets
 
 
-def nocopy_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...], new_shape: tuple[int, ...],
-                    itemsize: int, fortran: bool) -> list[int] | None:
+def nocopy_strides(
+    old_shape: tuple[int, ...], old_strides: tuple[int, ...], new_shape: tuple[int, ...], itemsize: int, fortran: bool
+) -> list[int] | None:
     """numpy's _attempt_nocopy_reshape: strides for viewing as new_shape, or None."""
     olddims = [d for d in old_shape if d != 1]
     oldstr = [s for d, s in zip(old_shape, old_strides) if d != 1]

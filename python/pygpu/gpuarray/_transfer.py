@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from pygpu._pygpu import (
 )
 from pygpu.gpuarray import _arithmetic, _core, _elementwise
 from pygpu.gpuarray._dtypes import check_dtype
+from pygpu.gpuarray._fields import ArrayFields
 from pygpu.gpuarray._layout import extent, is_dense, offsets, trailing_block
 
 if TYPE_CHECKING:
@@ -38,11 +39,10 @@ def host_buffer(a: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return a if a.ndim else a.reshape(1)
 
 
-class TransferMixin:
+class TransferMixin(ArrayFields):
     """GPUArray's copies to and from the host and within the device."""
 
     __slots__ = ()
-
 
     def _address(self) -> Any:
         """What memcpy takes: the allocation itself when possible (bounds-checked)."""
@@ -50,8 +50,9 @@ class TransferMixin:
             return self._alloc
         return int(self._alloc) + self._offset
 
-    def get(self, ary: np.ndarray | None = None, pagelocked: bool = False, async_: bool = False,
-            stream: Any = None) -> np.ndarray:
+    def get(
+        self, ary: np.ndarray | None = None, pagelocked: bool = False, async_: bool = False, stream: Any = None
+    ) -> np.ndarray:
         """Copies to the host: into ``ary`` (same shape and dtype) or a new array, in
         page-locked memory when ``pagelocked``. With ``async_`` and a page-locked result
         the copy may still be running on ``stream`` when this returns."""
@@ -88,7 +89,11 @@ class TransferMixin:
             out = ary if ary is not None else (pagelocked_empty(shape, dtype) if pagelocked else np.empty(shape, dtype))
             memcpy_dtoh(host_buffer(out), self._address(), stream)
         elif flags.f_contiguous and (ary is None or ary.flags.f_contiguous):
-            out = ary if ary is not None else (pagelocked_empty(shape, dtype, order="F") if pagelocked else np.empty(shape, dtype, order="F"))
+            out = (
+                ary
+                if ary is not None
+                else (pagelocked_empty(shape, dtype, order="F") if pagelocked else np.empty(shape, dtype, order="F"))
+            )
             memcpy_dtoh(out.T, self._address(), stream)
         else:
             # Stage the covering byte span in pageable memory (the copy has completed on
@@ -100,7 +105,11 @@ class TransferMixin:
             if ary is None and not pagelocked and is_dense(shape, strides, dtype.itemsize):
                 out = view
             else:
-                out = ary if ary is not None else (pagelocked_empty(shape, dtype) if pagelocked else np.empty(shape, dtype))
+                out = (
+                    ary
+                    if ary is not None
+                    else (pagelocked_empty(shape, dtype) if pagelocked else np.empty(shape, dtype))
+                )
                 np.copyto(out, view)
             complete = True
         if not complete or (stream is not None and (pagelocked or ary is not None)):
@@ -125,7 +134,7 @@ class TransferMixin:
         if self._readonly:
             raise ValueError("assignment destination is read-only")
         if isinstance(ary, _core.GPUArray):
-            copy_into(self, ary, stream)
+            copy_into(cast("GPUArray", self), ary, stream)
             return
         if ary.__class__ is not np.ndarray:
             ary = np.asarray(ary)
@@ -141,7 +150,9 @@ class TransferMixin:
         if self.size:
             flags = self._flags or self.flags
             if flags.c_contiguous:
-                memcpy_htod(self._address(), host_buffer(ary if ary.flags.c_contiguous else np.ascontiguousarray(ary)), stream)
+                memcpy_htod(
+                    self._address(), host_buffer(ary if ary.flags.c_contiguous else np.ascontiguousarray(ary)), stream
+                )
             elif flags.f_contiguous and ary.flags.f_contiguous:
                 memcpy_htod(self._address(), ary.T, stream)
             else:
@@ -171,7 +182,7 @@ class TransferMixin:
             flags = self.flags
             order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
             result = _core.GPUArray(shape, self.dtype, self.allocator, order=order)
-        copy_into(result, self, stream)
+        copy_into(result, cast("GPUArray", self), stream)
         return result
 
     def fill(self, value: Any, stream: Any = None) -> GPUArray:
@@ -181,8 +192,9 @@ class TransferMixin:
             raise ValueError("assignment destination is read-only")
         scalar = np.empty((), self.dtype)
         scalar[()] = value
+        me = cast("GPUArray", self)
         if self.size == 0:
-            return self
+            return me
         shape, strides, itemsize = self.shape, self.strides, self.dtype.itemsize
         pattern = scalar.tobytes()
         if is_dense(shape, strides, itemsize) and _memset_width(pattern) is not None:
@@ -191,15 +203,15 @@ class TransferMixin:
             fill_bytes(self.ptr + lo, self.nbytes, pattern, stream)
             self._order.wrote(stream)
         else:
-            _elementwise.launch("cast", f"copy_x{itemsize}", [self], [pattern.ljust(16, b"\0")], stream)
-        return self
+            _elementwise.launch("cast", f"copy_x{itemsize}", [me], [pattern.ljust(16, b"\0")], stream)
+        return me
 
     def astype(self, dtype: Any, stream: Any = None) -> GPUArray:
         """A converted copy, as numpy's astype (a cast kernel on the device)."""
         dt = check_dtype(dtype)
         if dt == self.dtype:
             return self.copy(stream)
-        return _arithmetic.cast_to(self, dt, stream)  # type: ignore[arg-type]
+        return _arithmetic.cast_to(cast("GPUArray", self), dt, stream)
 
 
 def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
