@@ -128,6 +128,27 @@ PYGPU_KERNEL void warp_lanes_i32(const int* x, int* out) {
 }
 PYGPU_EXPORT(warp_lanes_i32)
 
+// out[w] = the sum of lanes 0..15 of warp w (one block), shuffled among those 16 lanes only
+// (mask 0xffff) while the other half of the warp does something else.
+PYGPU_KERNEL void half_warp_sum_i32(const int* x, int* out) {
+  const unsigned int lane = threadIdx.x % 32;
+  int v = x[threadIdx.x];
+  if (lane < 16) {
+    for (int offset = 8; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffu, v, offset, 16);
+    if (lane == 0) out[threadIdx.x / 32] = v;
+  } else {
+    out[64 + threadIdx.x] = __activemask() != 0u;
+  }
+}
+PYGPU_EXPORT(half_warp_sum_i32)
+
+// A full-warp shuffle that half of the warp never reaches: undefined on a GPU, an error on the
+// host. Never launch it on a GPU.
+PYGPU_KERNEL void divergent_shuffle(int* x) {
+  if (threadIdx.x < 16) x[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x, 0);
+}
+PYGPU_EXPORT(divergent_shuffle)
+
 // out[0..2] = __syncthreads_count / _and / _or of (x[t] > 0), t the thread's index in its block
 // (any block shape), from thread 0.
 PYGPU_KERNEL void barrier_votes_i32(const int* x, int* out) {

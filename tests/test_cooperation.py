@@ -12,9 +12,8 @@ import textwrap
 import time
 
 import numpy as np
-import pytest
-
 import pygpu
+import pytest
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +49,9 @@ def test_tiled_matmul_with_syncthreads(coop: pygpu.Module, n: int) -> None:
     c = np.zeros((n, n), np.float32)
     dc = to_device(c)
     tiles = (n + 15) // 16
-    coop.get_function("matmul_tiled_f32")(to_device(a), to_device(b), dc, np.int32(n), grid=(tiles, tiles), block=(16, 16, 1))
+    coop.get_function("matmul_tiled_f32")(
+        to_device(a), to_device(b), dc, np.int32(n), grid=(tiles, tiles), block=(16, 16, 1)
+    )
     np.testing.assert_allclose(from_device(dc, c), a @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -73,7 +74,9 @@ def test_histogram_with_atomics_from_many_blocks(coop: pygpu.Module) -> None:
     x = np.random.default_rng(2).integers(0, 1 << 20, 200_000, dtype=np.uint32)
     bins = np.zeros(200, np.uint32)
     d_bins = to_device(bins)
-    coop.get_function("histogram_u32")(to_device(x), np.int64(x.size), d_bins, np.uint32(200), grid=(64, 1), block=(128, 1, 1))
+    coop.get_function("histogram_u32")(
+        to_device(x), np.int64(x.size), d_bins, np.uint32(200), grid=(64, 1), block=(128, 1, 1)
+    )
     np.testing.assert_array_equal(from_device(d_bins, bins), np.bincount(x % 200, minlength=200))
 
 
@@ -84,9 +87,10 @@ def test_every_atomic(coop: pygpu.Module) -> None:
     out_u = np.zeros(2, np.uint32)
     out_ull = np.zeros(2, np.uint64)
     out_f, out_d = np.zeros(1, np.float32), np.zeros(1, np.float64)
-    devs = [to_device(a) for a in (out_i, out_u, out_ull, out_f, out_d)]
+    outs: list[np.ndarray] = [out_i, out_u, out_ull, out_f, out_d]
+    devs = [to_device(a) for a in outs]
     coop.get_function("atomics_mix")(to_device(x), np.int64(n), *devs, grid=(40, 1), block=(96, 1, 1))
-    got_i, got_u, got_ull, got_f, got_d = (from_device(d, a) for d, a in zip(devs, (out_i, out_u, out_ull, out_f, out_d)))
+    got_i, got_u, got_ull, got_f, got_d = (from_device(d, a) for d, a in zip(devs, outs, strict=True))
     assert got_i.tolist() == [n, x.min(), x.max(), -n, (1 << 31) - 1, n % 2, 7]
     assert got_u.tolist() == [n % 10, (10 - n % 10) % 10]
     assert int(got_ull[0]) == int(x.astype(np.int64).sum()) % (1 << 64)
@@ -123,7 +127,24 @@ def test_warp_shuffle_widths_and_votes(coop: pygpu.Module) -> None:
     np.testing.assert_array_equal(got[:, 5], np.repeat([0 + 2, 0 + 2], 32))
 
 
-@pytest.mark.parametrize("block", [(64, 1, 1), (8, 4, 2), (5, 3, 1)])
+def test_shuffle_within_half_a_warp(coop: pygpu.Module) -> None:
+    x = np.arange(64, dtype=np.int32)
+    out = np.zeros(128, np.int32)
+    d_out = to_device(out)
+    coop.get_function("half_warp_sum_i32")(to_device(x), d_out, grid=(1, 1), block=(64, 1, 1))
+    got = from_device(d_out, out)
+    assert got[:2].tolist() == [sum(range(16)), sum(range(32, 48))]
+    assert got[64:][x % 32 >= 16].all()
+
+
+def test_a_shuffle_not_reached_by_its_whole_mask_is_an_error(coop: pygpu.Module, backend: str) -> None:
+    if backend != "host":
+        pytest.skip("undefined on a GPU; only the host backend can report it")
+    with pytest.raises(pygpu.CudaError, match=r"warp-synchronous .*not reached .* warp 0 of block \(0,0,0\)"):
+        coop.get_function("divergent_shuffle")(to_device(np.zeros(32, np.int32)), grid=(1, 1), block=(32, 1, 1))
+
+
+@pytest.mark.parametrize("block", [(64, 1, 1), (8, 4, 2), (5, 3, 1), (32, 32, 1)])
 def test_syncthreads_count_and_or(coop: pygpu.Module, block: tuple[int, int, int]) -> None:
     threads = block[0] * block[1] * block[2]
     for x in (np.ones(threads, np.int32), np.zeros(threads, np.int32), (np.arange(threads) % 3 == 0).astype(np.int32)):
@@ -150,7 +171,7 @@ def test_intrinsics(coop: pygpu.Module) -> None:
     a, b = int(u[0]), int(u[1])
     brev = int(f"{a:032b}"[::-1], 2)
     mul24 = ((b & 0xFFFFFF) - (1 << 24) if b & 0x800000 else b & 0xFFFFFF) * 3 & 0xFFFFFFFF
-    want_u = [bin(a).count("1"), 8, 3, brev, (a * b) >> 32, mul24, min(a, b), max(a, b), int(f.view(np.uint32)[0])]
+    want_u = [a.bit_count(), 8, 3, brev, (a * b) >> 32, mul24, min(a, b), max(a, b), int(f.view(np.uint32)[0])]
     assert from_device(d_u, out_u).tolist() == want_u
     want_f = [1 / np.sqrt(2.5), 0.75, 0.0, 0.75, 2.5 / 0.75, np.sin(2.5), np.cos(2.5), 0.75, 2.5]
     np.testing.assert_allclose(from_device(d_f, out_f), np.array(want_f, np.float32), rtol=2e-6)
@@ -189,7 +210,13 @@ def test_ctrl_c_interrupts_a_long_host_launch_between_blocks(backend: str) -> No
             sys.exit(3)
         print("not interrupted", flush=True)
     """
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)
@@ -203,3 +230,32 @@ def test_ctrl_c_interrupts_a_long_host_launch_between_blocks(backend: str) -> No
         pytest.fail("the launch did not stop after Ctrl-C")
     assert proc.returncode == 3 and "interrupted" in out, (out, err)
     assert time.monotonic() - start < 10
+
+
+def test_launches_from_several_threads_at_once(coop: pygpu.Module) -> None:
+    """Each launching thread has its own fibers and the blocks share one pool."""
+    import threading
+
+    x = np.random.default_rng(5).standard_normal(20_000)
+    d_x = to_device(x)
+    results: list[float] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            partial = np.zeros(16)
+            d_partial = to_device(partial)
+            for _ in range(5):
+                coop.get_function("block_sum_f64")(d_x, d_partial, np.int64(x.size), grid=(16, 1), block=(128, 1, 1))
+                results.append(float(from_device(d_partial, partial).sum()))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 15
+    np.testing.assert_allclose(results, x.sum(), rtol=1e-12, atol=1e-12)

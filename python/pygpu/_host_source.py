@@ -25,13 +25,15 @@ _DYNAMIC_SHARED = re.compile(
 )
 # A __global__ function that is not a template: `__global__ void name(` with extern "C",
 # __launch_bounds__(...) and the like in any order.
-_KERNEL = re.compile(r"(?<![\w>])__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?P<name>[A-Za-z_]\w*)\s*\(")
+_KERNEL = re.compile(
+    r"(?<![\w>])__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?P<name>[A-Za-z_]\w*)\s*\("
+)
 _TEMPLATE_KERNEL = re.compile(r"template\s*<[^{;]*>\s*(?:extern\s+\"C\"\s*)?__global__")
 _GLOBAL_VARIABLE = re.compile(
     r"^[ \t]*(?:extern\s+\"C\"\s+)?(?:__device__|__constant__)\s+(?!.*\()[^;=]*?\b(?P<name>[A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=[^;]*)?;",
-    re.M,
+    re.MULTILINE,
 )
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 def _kernel_names(code: str) -> list[str]:

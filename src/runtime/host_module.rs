@@ -153,6 +153,30 @@ fn page_size() -> usize {
     if n > 0 { n as usize } else { 4096 }
 }
 
+/// At most this many host threads run a launch's blocks: each keeps up to 1024 fiber stacks,
+/// two memory mappings each (stack and guard page), and a process has some 65000 mappings.
+const MAX_BLOCK_THREADS: usize = 8;
+
+/// The threads that run blocks besides the launching one; None in a forked child (whose pool
+/// threads did not survive the fork: its launches run on the calling thread) or if no thread
+/// could be started.
+fn block_pool() -> Option<&'static rayon_core::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<(u32, rayon_core::ThreadPool)>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_BLOCK_THREADS);
+        rayon_core::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("pygpu-host-{i}"))
+            .build()
+            .ok()
+            .map(|pool| (std::process::id(), pool))
+    });
+    match pool {
+        Some((pid, pool)) if *pid == std::process::id() => Some(pool),
+        _ => None,
+    }
+}
+
 thread_local! {
     static WORKER: RefCell<WorkerMemory> = RefCell::new(WorkerMemory::new());
     /// Set by `run_interruptible` on the launching thread: says whether to stop between blocks.
@@ -169,19 +193,24 @@ pub fn run_interruptible<R>(check: &(dyn Fn() -> bool + '_), f: impl FnOnce() ->
     struct Restore(Option<*const (dyn Fn() -> bool + 'static)>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            INTERRUPT_CHECK.with(|c| c.set(self.0));
+            let _ = INTERRUPT_CHECK.try_with(|c| c.set(self.0));
         }
     }
-    let _restore = Restore(INTERRUPT_CHECK.with(|c| c.replace(Some(erased))));
+    let Ok(previous) = INTERRUPT_CHECK.try_with(|c| c.replace(Some(erased))) else {
+        return f(); // the thread is exiting: nothing to interrupt
+    };
+    let _restore = Restore(previous);
     f()
 }
 
 fn should_interrupt() -> bool {
-    INTERRUPT_CHECK.with(|c| match c.get() {
-        // SAFETY: set by `run_interruptible`, whose `check` outlives the pointer's presence here.
-        Some(check) => unsafe { (*check)() },
-        None => false,
-    })
+    INTERRUPT_CHECK
+        .try_with(|c| match c.get() {
+            // SAFETY: set by `run_interruptible`, whose `check` outlives the pointer's presence here.
+            Some(check) => unsafe { (*check)() },
+            None => false,
+        })
+        .unwrap_or(false)
 }
 
 pub(super) struct HostLibrary {
@@ -338,11 +367,14 @@ impl HostFunction {
             let code = unsafe { (self.run_blocks)(launch, first, end, worker) };
             if code == 0 { Ok(()) } else { Err(block_error(code, worker)) }
         };
-        WORKER.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut memory) => run(&mut memory),
-            // Only if a kernel's thread launched again on this thread, which device code cannot.
-            Err(_) => run(&mut WorkerMemory::new()),
-        })
+        // A fresh worker only if this thread's is busy (a launch from inside a launch, which
+        // device code cannot make) or already gone (the thread is exiting).
+        WORKER
+            .try_with(|cell| match cell.try_borrow_mut() {
+                Ok(mut memory) => run(&mut memory),
+                Err(_) => run(&mut WorkerMemory::new()),
+            })
+            .unwrap_or_else(|_| run(&mut WorkerMemory::new()))
     }
 
     /// Runs every block of the grid, spread over the thread pool (this thread takes part, and
@@ -377,7 +409,8 @@ impl HostFunction {
         let threads = threads as usize;
         // Enough ranges per pool thread to even out uneven blocks, few enough to cost nothing;
         // small enough that the launching thread soon gets to check for Ctrl-C.
-        let pool = rayon_core::current_num_threads().max(1) as u64;
+        let workers = block_pool();
+        let pool = workers.map_or(1, |p| p.current_num_threads().max(1)) as u64;
         let helpers = (pool.min(total) - 1) as usize;
         let chunk = (total / (pool * 16)).clamp(1, 64);
         let next = AtomicU64::new(0);
@@ -410,15 +443,14 @@ impl HostFunction {
                 }
             }
         };
-        if helpers == 0 {
-            drain(true);
-        } else {
-            rayon_core::in_place_scope(|scope| {
+        match workers {
+            Some(workers) if helpers > 0 => workers.in_place_scope(|scope| {
                 for _ in 0..helpers {
                     scope.spawn(|_| drain(false));
                 }
                 drain(true);
-            });
+            }),
+            _ => drain(true),
         }
         match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some(e) => Err(e),
@@ -434,4 +466,36 @@ pub(super) enum HostOp {
     DeviceToHost { dst: usize, src: DevicePtr, bytes: usize },
     DeviceToDevice { dst: DevicePtr, src: DevicePtr, bytes: usize },
     Memset { dst: DevicePtr, value: u32, element_size: usize, count: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_memory_grows_and_keeps_its_stacks() {
+        let mut memory = WorkerMemory::new();
+        let worker = memory.reserve(100, 1000).expect("reserve");
+        assert_eq!(worker.stack_count, 128);
+        assert_eq!(worker.stack_bytes % 16, 0);
+        assert!(worker.shared_capacity >= 1000 && worker.shared as usize % 16 == 0);
+        let first = worker.stack_memory;
+        // The top page of each stack is writable (the guard is the lowest page).
+        // SAFETY: inside the mapping of 128 stacks just made.
+        unsafe { *first.add(STACK_BYTES - 1) = 1 };
+        let again = memory.reserve(64, 0).expect("reserve");
+        assert_eq!(again.stack_memory, first, "enough stacks: nothing reallocated");
+        let bigger = memory.reserve(1024, 48 * 1024).expect("reserve");
+        assert_eq!(bigger.stack_count, 1024);
+        assert!(bigger.shared_capacity >= 48 * 1024);
+    }
+
+    #[test]
+    fn run_interruptible_sets_the_check_only_inside() {
+        assert!(!should_interrupt());
+        let stop = || true;
+        let inside = run_interruptible(&stop, should_interrupt);
+        assert!(inside);
+        assert!(!should_interrupt(), "the check is removed afterwards");
+    }
 }

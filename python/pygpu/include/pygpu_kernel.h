@@ -39,6 +39,7 @@ __device__ inline unsigned int __ballot_sync(unsigned int mask, int p) {
 __device__ inline int __all_sync(unsigned int mask, int p) { return (__ballot_sync(mask, p) & mask) == mask; }
 __device__ inline int __any_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) != 0; }
 __device__ inline void __syncwarp(unsigned int = 0xffffffffu) {}
+__device__ inline unsigned int __activemask() { return static_cast<unsigned int>(__ballot(1) >> (__lane_id() & 32)); }
 #endif
 #elif defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define PYGPU_DEVICE_BUILD 1
@@ -84,7 +85,9 @@ __device__ inline void __syncwarp(unsigned int = 0xffffffffu) {}
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
-#define PYGPU_DYNAMIC_SHARED(T, NAME) T* const NAME = static_cast<T*>(pygpu_host::dynamic_shared())
+#define PYGPU_DYNAMIC_SHARED(T, NAME)                     \
+  static thread_local pygpu_host::SharedPointer<T>& NAME = \
+      reinterpret_cast<pygpu_host::SharedPointer<T>&>(pygpu_host::dynamic_shared_memory)
 
 #include "pygpu_host/vector_types.h"
 #include "pygpu_host/fibers.h"

@@ -27,6 +27,12 @@ PYGPU_MIN_MAX(unsigned long long, unsigned long long, unsigned long long)
 PYGPU_MIN_MAX(unsigned long long, long long, unsigned long long)
 PYGPU_MIN_MAX(unsigned long long, unsigned long long, long long)
 #undef PYGPU_MIN_MAX
+PYGPU_MATH unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
+PYGPU_MATH unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
+PYGPU_MATH long long llmin(long long a, long long b) { return a < b ? a : b; }
+PYGPU_MATH long long llmax(long long a, long long b) { return a > b ? a : b; }
+PYGPU_MATH unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+PYGPU_MATH unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 PYGPU_MATH float min(float a, float b) { return fminf(a, b); }
 PYGPU_MATH float max(float a, float b) { return fmaxf(a, b); }
 PYGPU_MATH double min(double a, double b) { return fmin(a, b); }

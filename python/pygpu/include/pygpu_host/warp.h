@@ -92,7 +92,9 @@ static inline unsigned int __activemask() {  // the lanes that have not returned
   const unsigned int warp = b->current / pygpu_host::kWarpSize, lanes = pygpu_host::warp_lanes(b, warp);
   unsigned int active = 0;
   for (unsigned int l = 0; l < pygpu_host::kWarpSize; ++l)
-    if ((lanes >> l & 1u) && b->state[warp * pygpu_host::kWarpSize + l] != pygpu_host::kExited) active |= 1u << l;
+    if ((lanes >> l & 1u) && (warp * pygpu_host::kWarpSize + l >= b->next_thread ||
+                              b->state[warp * pygpu_host::kWarpSize + l] != pygpu_host::kExited))
+      active |= 1u << l;
   return active;
 }
 template <typename T>
