@@ -8,9 +8,9 @@
   ``cuda.bindings.nvrtc`` with the options pygpu passes (``extern "C"``, ``--gpu-architecture=sm_XY``).
 
 Each figure is the median of its samples, in milliseconds; a table goes to stdout
-(``--json`` prints the numbers instead). Run with the cuda backend:
+(``--json PATH`` also writes the numbers there). Run with the cuda backend:
 
-    PYGPU_BACKEND=cuda python3 bench/compile_bench.py [--samples 15] [--json]
+    PYGPU_BACKEND=cuda python3 bench/compile_bench.py [--samples 15] [--json PATH]
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def nvrtc_direct(source: str, options: list[bytes]) -> Callable[[], object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=15)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures to this file")
     args = parser.parse_args()
 
     import pygpu
@@ -149,8 +149,8 @@ def main() -> None:
         results["cuda_bindings_nvrtc"] = f"error: {e}"
 
     if args.json:
-        print(json.dumps(results, indent=2))
-        return
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
     device = pygpu.cudaDeviceProp(0).name
     print(f"runtime compilation, {device} (sm_{major}{minor}), NVRTC {library}, median of {args.samples}")
     print(f"{'figure':<58} {'ms':>10}")
