@@ -14,19 +14,38 @@ from __future__ import annotations
 
 import enum
 import operator
+import os
 import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from pygpu._driver_enums import (
+    ctx_flags,
+    device_attribute,
+    func_cache,
+    function_attribute,
+    host_alloc_flags,
+    ipc_mem_flags,
+    jit_option,
+    limit,
+    mem_host_register_flags,
+    shared_config,
+)
+from pygpu._memcpy import Memcpy2D, Memcpy3D, mem_alloc_pitch, memset_d2d8, memset_d2d16, memset_d2d32
 from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like
 from pygpu._pygpu import (
     ArgumentHandler,
     CudaError,
-    cudaError,
     DeviceAllocation,
     HostAllocation,
     LaunchError,
+    Module,
     cudaDeviceProp,
     cudaDeviceSynchronize,
+    cudaError,
     cudaEvent_t,
     cudaEventElapsedTime,
     cudaEventQuery,
@@ -48,6 +67,16 @@ from pygpu._pygpu import (
     memset_d16,
     memset_d32,
 )
+from pygpu._texrefs import (
+    SurfaceReference,
+    TextureReference,
+    bind_array_to_texref,
+    gpuarray_to_array,
+    make_multichannel_2d_array,
+    matrix_to_array,
+    matrix_to_texref,
+    np_to_array,
+)
 
 __all__ = [
     "Context",
@@ -60,29 +89,60 @@ __all__ = [
     "InOut",
     "LaunchError",
     "LogicError",
+    "Memcpy2D",
+    "Memcpy3D",
+    "Module",
     "Out",
+    "PointerHolderBase",
     "Stream",
+    "SurfaceReference",
+    "TextureReference",
+    "bind_array_to_texref",
+    "ctx_flags",
     "device_attribute",
     "event_flags",
+    "from_device",
+    "from_device_like",
+    "func_cache",
+    "function_attribute",
+    "get_version",
+    "gpuarray_to_array",
+    "host_alloc_flags",
     "init",
+    "ipc_mem_flags",
+    "jit_option",
+    "limit",
+    "make_multichannel_2d_array",
+    "matrix_to_array",
+    "matrix_to_texref",
     "mem_alloc",
+    "mem_alloc_pitch",
     "mem_get_info",
+    "mem_host_register_flags",
     "memcpy_dtod",
     "memcpy_dtod_async",
     "memcpy_dtoh",
     "memcpy_dtoh_async",
     "memcpy_htod",
     "memcpy_htod_async",
+    "memset_d2d8",
+    "memset_d2d16",
+    "memset_d2d32",
     "memset_d8",
     "memset_d8_async",
     "memset_d16",
     "memset_d16_async",
     "memset_d32",
     "memset_d32_async",
+    "module_from_buffer",
+    "module_from_file",
+    "np_to_array",
     "pagelocked_empty",
     "pagelocked_empty_like",
     "pagelocked_zeros",
     "pagelocked_zeros_like",
+    "shared_config",
+    "to_device",
 ]
 
 #: PyCUDA's base exception: every runtime failure is a ``CudaError``.
@@ -99,6 +159,108 @@ def init(flags: int = 0) -> None:
     if flags != 0:
         raise ValueError("init() flags must be 0")
     cudaGetDeviceCount()[1].check()
+
+
+#: The CUDA version whose driver API pygpu's cuda backend was built against: the
+#: ``cuda-12080`` bindings feature in Cargo.toml (tests/test_driver_surface.py checks they agree).
+_BUILT_AGAINST_CUDA = (12, 8, 0)
+
+
+def get_version() -> tuple[int, int, int]:
+    """The CUDA version pygpu was built against, as ``(major, minor, revision)``."""
+    return _BUILT_AGAINST_CUDA
+
+
+# ------------------------------------------------------------------------ modules
+
+
+def module_from_file(filename: str | os.PathLike[str]) -> Module:
+    """Loads a code object from a file: a cubin, fatbin or PTX (CUDA), a code object (HIP),
+    a kernels shared library (host)."""
+    return Module.from_file(filename)
+
+
+def module_from_buffer(
+    buffer: Any,
+    options: Sequence[tuple[jit_option, Any]] | None = None,
+    message_handler: Callable[[bool, str, str], Any] | None = None,
+) -> Module:
+    """Loads a code object held in memory (``bytes``, a numpy array, any buffer).
+
+    ``message_handler(success, info_log, error_log)`` is called once the load succeeded or
+    failed, as in PyCUDA. JIT ``options`` only tune the driver's compilation of PTX; pygpu
+    loads the image as it is and refuses options rather than ignore them: compile with the
+    wanted flags instead (``SourceModule(options=...)`` or nvcc)."""
+    if options:
+        for option in options:
+            if not (isinstance(option, tuple) and len(option) == 2):
+                raise TypeError(f"options are (jit_option, value) pairs, got {option!r}")
+            jit_option(option[0])
+        raise ValueError(
+            "module_from_buffer: JIT options are not supported by pygpu; pass the flags to the compiler "
+            "(SourceModule(options=...) or nvcc) and load the compiled binary without options"
+        )
+    try:
+        image = bytes(memoryview(buffer).cast("B")) if not isinstance(buffer, bytes) else buffer
+    except TypeError as e:
+        raise TypeError(f"module_from_buffer expects bytes or another buffer, not {type(buffer).__name__}") from e
+    try:
+        module = Module(image)
+    except CudaError as e:
+        if message_handler is not None:
+            message_handler(False, "", str(e))
+        raise
+    if message_handler is not None:
+        message_handler(True, "", "")
+    return module
+
+
+# ------------------------------------------------------------------------ memory
+
+
+def to_device(bf: Any) -> DeviceAllocation:
+    """A new device allocation holding a copy of the C-contiguous host buffer ``bf``."""
+    nbytes = memoryview(bf).nbytes
+    allocation = mem_alloc(nbytes)
+    if nbytes:
+        memcpy_htod(allocation, bf)
+    return allocation
+
+
+def from_device(devptr: Any, shape: Any, dtype: npt.DTypeLike, order: str = "C") -> npt.NDArray[Any]:
+    """A new numpy array of ``shape``/``dtype``/``order`` filled from the device address ``devptr``."""
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', not {order!r}")
+    result: npt.NDArray[Any] = np.empty(shape, dtype, order="F" if order == "F" else "C")
+    if result.nbytes:
+        # The copy fills the array's memory in its own order; a flat byte view of it is C-contiguous.
+        memcpy_dtoh(result.reshape(-1, order="A").view(np.uint8), devptr)
+    return result
+
+
+def from_device_like(devptr: Any, other_ary: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """As ``from_device``, with the shape, dtype and memory order of ``other_ary``."""
+    order = "F" if other_ary.flags.f_contiguous and not other_ary.flags.c_contiguous else "C"
+    return from_device(devptr, other_ary.shape, other_ary.dtype, order)
+
+
+class PointerHolderBase:
+    """Base class for objects that stand for device memory they do not own (PyCUDA's
+    ``PointerHolderBase``): subclasses implement ``get_pointer()``, and instances are then
+    accepted wherever a device pointer is (kernel arguments, ``memcpy_*``, ``int()``)."""
+
+    def get_pointer(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must implement get_pointer() returning the device address")
+
+    @property
+    def ptr(self) -> int:
+        return int(self.get_pointer())
+
+    def __int__(self) -> int:
+        return self.ptr
+
+    def __index__(self) -> int:
+        return self.ptr
 
 
 # ------------------------------------------------------------------------ memory
@@ -189,17 +351,6 @@ class Event(cudaEvent_t):
 
 
 # ------------------------------------------------------------------------ devices
-
-
-class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """The device attributes pygpu reads (CUDA's CUdevice_attribute numbers)."""
-
-    MULTIPROCESSOR_COUNT = 16
-    PCI_BUS_ID = 33
-    PCI_DEVICE_ID = 34
-    PCI_DOMAIN_ID = 50
-    COMPUTE_CAPABILITY_MAJOR = 75
-    COMPUTE_CAPABILITY_MINOR = 76
 
 
 class Device:
