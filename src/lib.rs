@@ -2,8 +2,6 @@
 //! The Rust API is `runtime`; the Python module `pygpu._pygpu` is declared below, in one
 //! export list that is the whole compiled Python surface.
 
-pub mod array;
-pub mod ptr_wrapper;
 pub mod python;
 pub mod runtime;
 
@@ -13,6 +11,11 @@ use pyo3::prelude::*;
 mod _pygpu {
     use pyo3::prelude::*;
 
+    #[pymodule_export]
+    use crate::python::array::{
+        DeviceArrayComplex128, DeviceArrayComplex64, DeviceArrayFloat32, DeviceArrayFloat64, DeviceArrayInt16,
+        DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32, DeviceArrayUint64,
+    };
     #[pymodule_export]
     use crate::python::device::{
         backend_name, cuda_device_synchronize, cuda_get_device, cuda_get_device_count, cuda_get_error_name,
@@ -24,34 +27,30 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::event::{
         cuda_event_destroy, cuda_event_elapsed_time, cuda_event_query, cuda_event_record, cuda_event_synchronize,
-        CudaEvent,
+        cuda_stream_wait_event, CudaEvent,
     };
+    #[pymodule_export]
+    use crate::python::kernel_args::ArgumentHandler;
     #[pymodule_export]
     use crate::python::memory::{
         mem_alloc, mem_get_info, memcpy_dtod, memcpy_dtoh, memcpy_htod, memset_d16, memset_d32, memset_d8,
         DeviceAllocation, HostAllocation,
     };
     #[pymodule_export]
-    use crate::python::module::{ArgumentHandler, Function, Graph, GraphExec, Module};
+    use crate::python::module::{Function, Module};
+    #[pymodule_export]
+    use crate::python::ptr_wrapper::{
+        PointerWrapperComplex128, PointerWrapperComplex64, PointerWrapperFloat32, PointerWrapperFloat64,
+        PointerWrapperInt16, PointerWrapperInt32, PointerWrapperInt64, PointerWrapperUint16, PointerWrapperUint32,
+        PointerWrapperUint64,
+    };
     #[pymodule_export]
     use crate::python::stream::{
-        cuda_stream_destroy, cuda_stream_query, cuda_stream_synchronize, cuda_stream_wait_event, CudaStream,
-    };
-    #[pymodule_export]
-    use crate::array::{
-        DeviceArrayComplex128, DeviceArrayComplex64, DeviceArrayFloat32, DeviceArrayFloat64,
-        DeviceArrayInt16, DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32,
-        DeviceArrayUint64,
-    };
-    #[pymodule_export]
-    use crate::ptr_wrapper::{
-        PointerWrapperComplex128, PointerWrapperComplex64, PointerWrapperFloat32, PointerWrapperFloat64,
-        PointerWrapperInt16, PointerWrapperInt32, PointerWrapperInt64, PointerWrapperUint16,
-        PointerWrapperUint32, PointerWrapperUint64,
+        cuda_stream_destroy, cuda_stream_query, cuda_stream_synchronize, CudaStream, Graph, GraphExec,
     };
 
     #[pymodule_export]
-    use crate::array::dlpack::{dlpack_capsule, dlpack_from_capsule, DLPackTensor};
+    use crate::python::array::dlpack::{dlpack_capsule, dlpack_from_capsule, DLPackTensor};
     #[pymodule_export]
     use crate::python::interop::{event_record_raw, stream_wait_event_raw};
 

@@ -14,7 +14,11 @@ _T = TypeVar("_T")
 # --- errors -----------------------------------------------------------------------
 
 class CudaError(Exception):
-    """A GPU runtime call failed. ``code`` is the raw status, ``name`` its symbolic name."""
+    """A GPU runtime call failed: the exception base class, raised by the higher-level API.
+
+    Not to be confused with :class:`cudaError`, the status *value* a low-level call returns.
+    ``code`` is the raw status, ``name`` its symbolic name; ``repr`` is
+    ``InvalidValueError('message', code=1, name='cudaErrorInvalidValue')``."""
     code: int
     name: str
 
@@ -49,7 +53,9 @@ class BackendUnavailableError(CudaError, RuntimeError):
 class cudaError:
     """The status of a low-level call: the raw integer code, its name and message.
 
-    Compares equal to its code (``err == 0``); ``repr`` is ``<cudaError: code=N>``."""
+    A value, not an exception (that is :class:`CudaError`): ``check()`` raises the matching
+    ``CudaError`` subclass. Compares equal to its code (``err == 0``); ``repr`` is
+    ``<cudaError: code=N>``."""
     def __new__(cls, code: int) -> Self: ...
     @property
     def code(self) -> int: ...
@@ -451,6 +457,11 @@ class DLPackTensor:
 
 def stream_wait_event_raw(stream_handle: int, event: cudaEvent_t) -> None:
     """Makes a foreign stream (raw handle; 1/2 are CUDA's legacy/per-thread default
-    streams) wait for ``event``. A no-op check of the event on the host backend."""
+    streams) wait for ``event``. A no-op check of the event on the host backend.
+
+    The handle is trusted: it must be a live stream of the current device, made by another
+    library (CuPy, PyTorch, ...). Values that cannot be a stream handle raise ValueError;
+    a stale or foreign pointer cannot be detected and is undefined behaviour."""
 def event_record_raw(event: cudaEvent_t, stream_handle: int) -> None:
-    """Records ``event`` on a foreign stream given by its raw handle."""
+    """Records ``event`` on a foreign stream given by its raw handle (trusted, as for
+    ``stream_wait_event_raw``)."""

@@ -67,9 +67,11 @@ fn status_of(error: &Bound<'_, PyAny>) -> PyResult<CudaStatus> {
     if let Ok(s) = error.cast::<CudaStatus>() {
         return Ok(s.get().clone());
     }
-    Ok(CudaStatus::from_code(error.extract::<i32>().map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err("expected a cudaError or an int error code")
-    })?))
+    Ok(CudaStatus::from_code(
+        error
+            .extract::<i32>()
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err("expected a cudaError or an int error code"))?,
+    ))
 }
 
 #[pyfunction(name = "cudaGetErrorName")]

@@ -1,13 +1,27 @@
 //! The one place where Rust errors become Python: the PyGPU-style status object
 //! (`<cudaError: code=0>`) returned by the low-level calls, and the exception hierarchy
 //! raised by everything above them.
+//!
+//! Two public names differ only by case, as in PyGPU and the CUDA runtime they mirror:
+//! - `cudaError` (the `CudaStatus` class here) is a *value*: the status a low-level call
+//!   returns, `<cudaError: code=N>`, equal to its int code; `.check()` raises.
+//! - `CudaError` is the *exception* base class (subclasses per code family), raised by the
+//!   higher-level API; its repr names the class, code and name:
+//!   `InvalidValueError('message', code=1, name='cudaErrorInvalidValue')`.
 
 use pyo3::exceptions::{PyException, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
-use crate::runtime::error::{error_name, error_string, last_error, record_error};
+use crate::runtime::error::{
+    error_name, error_string, last_error, record_error, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+    CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_CONFIGURATION, CUDA_ERROR_INVALID_DEVICE,
+    CUDA_ERROR_INVALID_DEVICE_FUNCTION, CUDA_ERROR_INVALID_KERNEL_IMAGE, CUDA_ERROR_INVALID_PTX,
+    CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_SOURCE, CUDA_ERROR_INVALID_VALUE,
+    CUDA_ERROR_MEMORY_ALLOCATION, CUDA_ERROR_NOT_READY, CUDA_ERROR_NO_DEVICE, CUDA_ERROR_NO_KERNEL_IMAGE_FOR_DEVICE,
+    CUDA_ERROR_SYMBOL_NOT_FOUND, CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+};
 use crate::runtime::{active_backend, BackendKind, Error};
 
 /// The exception classes, created once at import with multiple bases (e.g. the
@@ -27,18 +41,11 @@ struct Exceptions {
 
 static EXCEPTIONS: PyOnceLock<Exceptions> = PyOnceLock::new();
 
-fn new_class<'py>(
-    py: Python<'py>,
-    name: &str,
-    doc: &str,
-    bases: Vec<Bound<'py, PyType>>,
-) -> PyResult<Py<PyType>> {
+fn new_class<'py>(py: Python<'py>, name: &str, doc: &str, bases: Vec<Bound<'py, PyType>>) -> PyResult<Py<PyType>> {
     let dict = PyDict::new(py);
     dict.set_item("__module__", "pygpu")?;
     dict.set_item("__doc__", doc)?;
-    let class = py
-        .get_type::<PyType>()
-        .call1((name, PyTuple::new(py, bases)?, dict))?;
+    let class = py.get_type::<PyType>().call1((name, PyTuple::new(py, bases)?, dict))?;
     Ok(class.cast_into::<PyType>()?.unbind())
 }
 
@@ -48,30 +55,63 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = new_class(
         py,
         "CudaError",
-        "A GPU runtime call failed. `code` is the raw status, `name` its symbolic name.",
+        "A GPU runtime call failed (the exception; the status value a low-level call returns is \
+         `cudaError`). `code` is the raw status, `name` its symbolic name.",
         vec![py.get_type::<PyException>()],
     )?;
+    // A repr that says exception, code and name, unlike the status value's `<cudaError: code=N>`.
+    let repr = py.eval(
+        c"lambda self: '%s(%s, code=%r, name=%r)' % (type(self).__name__, ', '.join(map(repr, self.args)), \
+           getattr(self, 'code', None), getattr(self, 'name', None))",
+        None,
+        None,
+    )?;
+    base.bind(py).setattr("__repr__", repr)?;
     let sub = |name: &str, doc: &str, extra: Option<Bound<'_, PyType>>| -> PyResult<Py<PyType>> {
         let mut bases = vec![base.bind(py).clone()];
         bases.extend(extra);
         new_class(py, name, doc, bases)
     };
     let exceptions = Exceptions {
-        memory: sub("CudaMemoryError", "The device (or pinned host memory) is out of memory.", Some(py.get_type::<PyMemoryError>()))?,
-        invalid_value: sub("InvalidValueError", "An argument was rejected by the runtime.", Some(py.get_type::<PyValueError>()))?,
+        memory: sub(
+            "CudaMemoryError",
+            "The device (or pinned host memory) is out of memory.",
+            Some(py.get_type::<PyMemoryError>()),
+        )?,
+        invalid_value: sub(
+            "InvalidValueError",
+            "An argument was rejected by the runtime.",
+            Some(py.get_type::<PyValueError>()),
+        )?,
         invalid_device: sub("InvalidDeviceError", "No device has this ordinal.", Some(py.get_type::<PyValueError>()))?,
         no_device: sub("NoDeviceError", "The driver is present but sees no device.", None)?,
-        invalid_handle: sub("InvalidHandleError", "A stream, event or other handle is not valid (released, or of another device).", Some(py.get_type::<PyValueError>()))?,
+        invalid_handle: sub(
+            "InvalidHandleError",
+            "A stream, event or other handle is not valid (released, or of another device).",
+            Some(py.get_type::<PyValueError>()),
+        )?,
         not_ready: sub("NotReadyError", "Work is still pending.", None)?,
         launch: sub("LaunchError", "A kernel launch failed or a kernel faulted.", None)?,
         module: sub("ModuleError", "A code object did not load, or has no kernel or global of that name.", None)?,
-        unavailable: sub("BackendUnavailableError", "The requested backend cannot be used on this machine.", Some(py.get_type::<PyRuntimeError>()))?,
+        unavailable: sub(
+            "BackendUnavailableError",
+            "The requested backend cannot be used on this machine.",
+            Some(py.get_type::<PyRuntimeError>()),
+        )?,
         base,
     };
     let ex = EXCEPTIONS.get_or_init(py, || exceptions);
     for class in [
-        &ex.base, &ex.memory, &ex.invalid_value, &ex.invalid_device, &ex.no_device,
-        &ex.invalid_handle, &ex.not_ready, &ex.launch, &ex.module, &ex.unavailable,
+        &ex.base,
+        &ex.memory,
+        &ex.invalid_value,
+        &ex.invalid_device,
+        &ex.no_device,
+        &ex.invalid_handle,
+        &ex.not_ready,
+        &ex.launch,
+        &ex.module,
+        &ex.unavailable,
     ] {
         let class = class.bind(py);
         m.add(class.name()?, class)?;
@@ -81,14 +121,22 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 fn class_for(ex: &Exceptions, code: i32) -> &Py<PyType> {
     match code {
-        2 => &ex.memory,
-        1 => &ex.invalid_value,
-        101 => &ex.invalid_device,
-        100 => &ex.no_device,
-        400 => &ex.invalid_handle,
-        600 => &ex.not_ready,
-        200 | 209 | 218 | 222 | 300 | 301 | 500 => &ex.module,
-        9 | 98 | 700..=720 => &ex.launch,
+        CUDA_ERROR_MEMORY_ALLOCATION => &ex.memory,
+        CUDA_ERROR_INVALID_VALUE => &ex.invalid_value,
+        CUDA_ERROR_INVALID_DEVICE => &ex.invalid_device,
+        CUDA_ERROR_NO_DEVICE => &ex.no_device,
+        CUDA_ERROR_INVALID_RESOURCE_HANDLE => &ex.invalid_handle,
+        CUDA_ERROR_NOT_READY => &ex.not_ready,
+        CUDA_ERROR_INVALID_KERNEL_IMAGE
+        | CUDA_ERROR_NO_KERNEL_IMAGE_FOR_DEVICE
+        | CUDA_ERROR_INVALID_PTX
+        | CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+        | CUDA_ERROR_INVALID_SOURCE
+        | CUDA_ERROR_FILE_NOT_FOUND
+        | CUDA_ERROR_SYMBOL_NOT_FOUND => &ex.module,
+        CUDA_ERROR_INVALID_CONFIGURATION
+        | CUDA_ERROR_INVALID_DEVICE_FUNCTION
+        | CUDA_ERROR_ILLEGAL_ADDRESS..=CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE => &ex.launch,
         _ => &ex.base,
     }
 }
@@ -123,9 +171,13 @@ impl From<Error> for PyErr {
                     let name = error_name(*backend, *code);
                     exception(py, class_for(ex, *code), *code, &name, error.to_string())
                 }
-                Error::Unavailable(msg) => {
-                    exception(py, &ex.unavailable, error.code(), "cudaErrorInsufficientDriver", msg.clone())
-                }
+                Error::Unavailable(msg) => exception(
+                    py,
+                    &ex.unavailable,
+                    error.code(),
+                    &error_name(BackendKind::Cuda, error.code()),
+                    msg.clone(),
+                ),
                 Error::InvalidArgument(msg) => PyValueError::new_err(msg.clone()),
             }
         })
@@ -138,8 +190,8 @@ pub fn released(what: &str) -> PyErr {
         Some(ex) => exception(
             py,
             &ex.invalid_handle,
-            400,
-            "cudaErrorInvalidResourceHandle",
+            CUDA_ERROR_INVALID_RESOURCE_HANDLE,
+            &error_name(BackendKind::Cuda, CUDA_ERROR_INVALID_RESOURCE_HANDLE),
             format!("{what} has been released and can no longer be used"),
         ),
         None => PyValueError::new_err(format!("{what} has been released")),

@@ -5,7 +5,9 @@ use pyo3::prelude::*;
 use super::errors::{CudaStatus, Status};
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
-use crate::runtime::{backend, error::record_error, Backend, Error, EventHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
+use crate::runtime::{
+    backend, error::record_error, Backend, Error, EventHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING,
+};
 
 #[pyclass(name = "cudaEvent_t", module = "pygpu", frozen, subclass)]
 pub struct CudaEvent {
@@ -48,7 +50,7 @@ impl CudaEvent {
 
     #[getter(handle)]
     fn py_handle(&self) -> PyResult<usize> {
-        Ok(self.handle()?.0)
+        Ok(self.handle()?.as_raw())
     }
 
     #[getter]
@@ -71,7 +73,7 @@ impl CudaEvent {
 
     fn __repr__(&self) -> String {
         match self.handle.get() {
-            Ok(h) => format!("<cudaEvent_t 0x{:x}>", h.0),
+            Ok(h) => format!("<cudaEvent_t 0x{:x}>", h.as_raw()),
             Err(_) => "<cudaEvent_t (closed)>".to_string(),
         }
     }
@@ -116,7 +118,10 @@ pub fn cuda_event_query(event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
 
 /// (milliseconds, status) between two recorded events.
 #[pyfunction(name = "cudaEventElapsedTime")]
-pub fn cuda_event_elapsed_time(start: &Bound<'_, CudaEvent>, end: &Bound<'_, CudaEvent>) -> PyResult<(f32, CudaStatus)> {
+pub fn cuda_event_elapsed_time(
+    start: &Bound<'_, CudaEvent>,
+    end: &Bound<'_, CudaEvent>,
+) -> PyResult<(f32, CudaStatus)> {
     let b = backend()?;
     let result = b.event_elapsed_ms(start.get().handle()?, end.get().handle()?);
     Ok((*result.as_ref().unwrap_or(&0.0), CudaStatus::from_result(&result)?))
@@ -127,4 +132,18 @@ pub fn cuda_event_destroy(event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> 
     let e = event.get();
     e.handle()?;
     CudaStatus::from_result(&e.destroy())
+}
+
+#[pyfunction(name = "cudaStreamWaitEvent")]
+#[pyo3(signature = (stream, event, flags = 0))]
+pub fn cuda_stream_wait_event(
+    stream: Option<&Bound<'_, CudaStream>>,
+    event: &Bound<'_, CudaEvent>,
+    flags: u32,
+) -> PyResult<CudaStatus> {
+    if flags != 0 {
+        return Err(Error::InvalidArgument(format!("cudaStreamWaitEvent flags must be 0, not {flags}")).into());
+    }
+    let b = backend()?;
+    CudaStatus::from_result(&b.stream_wait_event(stream_handle(stream)?, event.get().handle()?))
 }

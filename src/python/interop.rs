@@ -2,11 +2,30 @@
 //! by raw handle: `cudaStream_t` objects cannot wrap those, so these calls take the int.
 //! On the host backend every stream has finished its work at enqueue, so only the event
 //! is checked.
+//!
+//! This is the one place where an integer from Python becomes a stream handle
+//! (`foreign_stream`). The driver cannot check a stream handle, so these two calls trust
+//! their caller, as PyCUDA's and CuPy's external-stream wrappers do; the `.pyi` says so.
 
 use pyo3::prelude::*;
 
 use super::event::CudaEvent;
-use crate::runtime::{backend, BackendKind, StreamHandle};
+use crate::runtime::{backend, BackendKind, Error, ForeignStream, StreamHandle};
+
+/// The stream named by `raw`, refusing values that certainly are not a stream handle.
+fn foreign_stream(raw: usize) -> PyResult<StreamHandle> {
+    if !ForeignStream::plausible(raw) {
+        return Err(Error::InvalidArgument(format!(
+            "0x{raw:x} is not a stream handle: pass the integer of a live cudaStream_t/hipStream_t \
+             (e.g. torch.cuda.current_stream().cuda_stream or cupy's stream.ptr), or 0, 1 or 2"
+        ))
+        .into());
+    }
+    // SAFETY: the audited point of trust for foreign streams. The Python API documents that
+    // `raw` is a live stream of the current device made by another library (or 0/1/2);
+    // implausible values were refused above.
+    Ok(unsafe { ForeignStream::new(raw) }.handle())
+}
 
 /// Makes the foreign stream `stream_handle` (an int: a cudaStream_t/hipStream_t, or 1/2
 /// for CUDA's legacy/per-thread default streams) wait for `event`. Raises on failure.
@@ -18,7 +37,7 @@ pub fn stream_wait_event_raw(stream_handle: usize, event: &Bound<'_, CudaEvent>)
         b.event_query(e)?;
         return Ok(());
     }
-    Ok(b.stream_wait_event(StreamHandle(stream_handle), e)?)
+    Ok(b.stream_wait_event(foreign_stream(stream_handle)?, e)?)
 }
 
 /// Records `event` on the foreign stream `stream_handle` (see `stream_wait_event_raw`).
@@ -29,5 +48,5 @@ pub fn event_record_raw(event: &Bound<'_, CudaEvent>, stream_handle: usize) -> P
     if b.kind() == BackendKind::Host {
         return Ok(b.event_record(e, StreamHandle::DEFAULT)?);
     }
-    Ok(b.event_record(e, StreamHandle(stream_handle))?)
+    Ok(b.event_record(e, foreign_stream(stream_handle)?)?)
 }

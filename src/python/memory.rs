@@ -1,13 +1,14 @@
 //! Device allocations, page-locked host memory and the copy/fill calls, with PyCUDA's
 //! names (`mem_alloc`, `memcpy_htod`, ...). These raise on failure.
 
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use super::buffer::{fill_byte_view, release_byte_view, HostView};
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::{DeviceBuffer, PinnedBuffer};
@@ -166,55 +167,9 @@ impl HostAllocation {
     }
 }
 
-/// Fills a writable one-dimensional byte view.
-///
-/// # Safety
-/// `view` is the struct Python passed to `__getbuffer__`; `ptr` is valid for `bytes`
-/// for as long as `owner` lives.
-unsafe fn fill_byte_view(view: *mut ffi::Py_buffer, flags: c_int, ptr: *mut c_void, bytes: usize, owner: Bound<'_, PyAny>) -> PyResult<()> {
-    if view.is_null() {
-        return Err(PyBufferError::new_err("view is null"));
-    }
-    let len = isize::try_from(bytes).map_err(|_| PyBufferError::new_err("buffer too large"))?;
-    // SAFETY: view is non-null and ours to fill; shape and strides point into a boxed
-    // pair that release_byte_view frees, format into a CString it frees likewise.
-    unsafe {
-        (*view).obj = owner.into_ptr();
-        (*view).buf = ptr;
-        (*view).len = len;
-        (*view).readonly = 0;
-        (*view).itemsize = 1;
-        (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
-            CString::from(c"B").into_raw()
-        } else {
-            std::ptr::null_mut()
-        };
-        (*view).ndim = 1;
-        let dims = Box::into_raw(Box::new([len, 1isize]));
-        (*view).shape = dims as *mut isize;
-        (*view).strides = (dims as *mut isize).add(1);
-        (*view).suboffsets = std::ptr::null_mut();
-        (*view).internal = dims as *mut c_void;
-    }
-    Ok(())
-}
-
-/// # Safety
-/// `view` was filled by `fill_byte_view`.
-unsafe fn release_byte_view(view: *mut ffi::Py_buffer) {
-    // SAFETY: format and internal were allocated by fill_byte_view and are freed once.
-    unsafe {
-        if !(*view).format.is_null() {
-            drop(CString::from_raw((*view).format));
-        }
-        if !(*view).internal.is_null() {
-            drop(Box::from_raw((*view).internal as *mut [isize; 2]));
-        }
-    }
-}
-
 pub fn byte_count(nbytes: isize) -> PyResult<usize> {
-    usize::try_from(nbytes).map_err(|_| Error::InvalidArgument(format!("a size cannot be negative (got {nbytes})")).into())
+    usize::try_from(nbytes)
+        .map_err(|_| Error::InvalidArgument(format!("a size cannot be negative (got {nbytes})")).into())
 }
 
 /// A device address from a DeviceAllocation, or any object convertible to int (as PyCUDA
@@ -245,74 +200,6 @@ fn check_fits(what: &str, bytes: usize, capacity: Option<usize>) -> PyResult<()>
         ))
         .into()),
         _ => Ok(()),
-    }
-}
-
-/// A C-contiguous view of a host buffer (a numpy array of any rank, bytes, a
-/// memoryview...), released when dropped. PyBuffer is not used because it refuses
-/// zero-dimensional buffers such as numpy scalars and 0-d arrays.
-pub struct HostView {
-    view: ffi::Py_buffer,
-}
-
-impl HostView {
-    pub fn get(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
-        let flags = ffi::PyBUF_C_CONTIGUOUS | if writable { ffi::PyBUF_WRITABLE } else { 0 };
-        Self::request(obj, flags).map_err(|e| {
-            // SAFETY: obj is a live object.
-            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
-                return PyTypeError::new_err(format!(
-                    "expected a host buffer such as a numpy array, got {}",
-                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                ));
-            }
-            let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
-            let message = if readonly {
-                "the destination host buffer is read-only".to_string()
-            } else {
-                format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
-            };
-            Error::InvalidArgument(message).into()
-        })
-    }
-
-    fn request(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
-        let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
-        // SAFETY: obj is live; on success the view is initialised and released in Drop.
-        if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), view.as_mut_ptr(), flags) } != 0 {
-            return Err(PyErr::fetch(obj.py()));
-        }
-        // SAFETY: PyObject_GetBuffer succeeded.
-        Ok(HostView { view: unsafe { view.assume_init() } })
-    }
-
-    pub fn ptr(&self) -> *mut u8 {
-        self.view.buf as *mut u8
-    }
-
-    pub fn len(&self) -> usize {
-        usize::try_from(self.view.len).unwrap_or(0)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The exported bytes.
-    pub fn bytes(&self) -> &[u8] {
-        if self.view.buf.is_null() || self.is_empty() {
-            return &[];
-        }
-        // SAFETY: the exporter guarantees len readable bytes at buf while the view lives.
-        unsafe { std::slice::from_raw_parts(self.ptr(), self.len()) }
-    }
-}
-
-impl Drop for HostView {
-    fn drop(&mut self) {
-        // SAFETY: releases the view obtained in `request` exactly once. Views are only
-        // created and dropped by code holding the GIL (they never cross detach()).
-        unsafe { ffi::PyBuffer_Release(&mut self.view) };
     }
 }
 
@@ -347,7 +234,12 @@ pub fn mem_get_info() -> PyResult<(usize, usize)> {
 /// Copies the whole of the C-contiguous host buffer `src` to the device address `dest`.
 #[pyfunction]
 #[pyo3(signature = (dest, src, stream = None))]
-pub fn memcpy_htod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memcpy_htod(
+    py: Python<'_>,
+    dest: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (dst, capacity) = device_address(dest)?;
     let buf = HostView::get(src, false)?;
     let bytes = buf.len();
@@ -363,7 +255,12 @@ pub fn memcpy_htod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAn
 /// Fills the whole C-contiguous writable host buffer `dest` from the device address `src`.
 #[pyfunction]
 #[pyo3(signature = (dest, src, stream = None))]
-pub fn memcpy_dtoh(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memcpy_dtoh(
+    py: Python<'_>,
+    dest: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (src_ptr, capacity) = device_address(src)?;
     let buf = HostView::get(dest, true)?;
     let bytes = buf.len();
@@ -380,14 +277,25 @@ pub fn memcpy_dtoh(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAn
 /// Copies `size` bytes between device addresses (default: the smaller allocation).
 #[pyfunction]
 #[pyo3(signature = (dest, src, size = None, stream = None))]
-pub fn memcpy_dtod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>, size: Option<isize>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memcpy_dtod(
+    py: Python<'_>,
+    dest: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    size: Option<isize>,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (dst, dst_cap) = device_address(dest)?;
     let (src_ptr, src_cap) = device_address(src)?;
     let bytes = match size {
         Some(n) => byte_count(n)?,
         None => match (dst_cap, src_cap) {
             (Some(a), Some(b)) => a.min(b),
-            _ => return Err(Error::InvalidArgument("memcpy_dtod needs size= when an address is a plain int".to_string()).into()),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "memcpy_dtod needs size= when an address is a plain int".to_string(),
+                )
+                .into())
+            }
         },
     };
     check_fits("memcpy_dtod destination", bytes, dst_cap)?;
@@ -397,10 +305,17 @@ pub fn memcpy_dtod(py: Python<'_>, dest: &Bound<'_, PyAny>, src: &Bound<'_, PyAn
     run_copy(py, bytes, s.is_some(), move || b.memcpy_dtod(dst, src_ptr, bytes, s))
 }
 
-fn memset(dest: &Bound<'_, PyAny>, value: u32, element_size: usize, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+fn memset(
+    dest: &Bound<'_, PyAny>,
+    value: u32,
+    element_size: usize,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     let (dst, capacity) = device_address(dest)?;
     let count = byte_count(count)?;
-    let bytes = count.checked_mul(element_size).ok_or_else(|| Error::InvalidArgument("memset count overflows".to_string()))?;
+    let bytes =
+        count.checked_mul(element_size).ok_or_else(|| Error::InvalidArgument("memset count overflows".to_string()))?;
     check_fits("memset", bytes, capacity)?;
     let s = optional_stream(stream)?;
     Ok(backend()?.memset(dst, value, element_size, count, s)?)
@@ -409,20 +324,35 @@ fn memset(dest: &Bound<'_, PyAny>, value: u32, element_size: usize, count: isize
 /// Sets `count` bytes to `value`.
 #[pyfunction]
 #[pyo3(signature = (dest, value, count, stream = None))]
-pub fn memset_d8(dest: &Bound<'_, PyAny>, value: u8, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memset_d8(
+    dest: &Bound<'_, PyAny>,
+    value: u8,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     memset(dest, value.into(), 1, count, stream)
 }
 
 /// Sets `count` 16-bit words to `value`.
 #[pyfunction]
 #[pyo3(signature = (dest, value, count, stream = None))]
-pub fn memset_d16(dest: &Bound<'_, PyAny>, value: u16, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memset_d16(
+    dest: &Bound<'_, PyAny>,
+    value: u16,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     memset(dest, value.into(), 2, count, stream)
 }
 
 /// Sets `count` 32-bit words to `value`.
 #[pyfunction]
 #[pyo3(signature = (dest, value, count, stream = None))]
-pub fn memset_d32(dest: &Bound<'_, PyAny>, value: u32, count: isize, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+pub fn memset_d32(
+    dest: &Bound<'_, PyAny>,
+    value: u32,
+    count: isize,
+    stream: Option<&Bound<'_, CudaStream>>,
+) -> PyResult<()> {
     memset(dest, value, 4, count, stream)
 }

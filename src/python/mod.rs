@@ -1,10 +1,21 @@
-//! The Python bindings of the runtime layer. Errors become Python in `errors` only.
+//! The Python bindings: everything here is PyO3 over `crate::runtime`, which never imports
+//! from this layer. Errors become Python in `errors` only.
+//!
+//! Inside, dependencies point one way, from the foundations up:
+//! `errors`, `releasable`, `buffer`, `dtypes` (no binding classes) <- `stream` (streams and
+//! the graphs they capture) <- `event`, `memory` <- `kernel_args` <- `module`; `device`,
+//! `interop` and the typed classes `array`, `ptr_wrapper` sit on top.
 
+pub mod array;
+pub mod buffer;
 pub mod device;
+pub mod dtypes;
 pub mod errors;
 pub mod event;
 pub mod interop;
+pub mod kernel_args;
 pub mod memory;
 pub mod module;
+pub mod ptr_wrapper;
 pub mod releasable;
 pub mod stream;

@@ -1,12 +1,13 @@
 //! `cudaStream_t` and the stream calls. A stream is created by its constructor and
-//! destroyed with the object (or by `close()`); using it afterwards raises.
+//! destroyed with the object (or by `close()`); using it afterwards raises. Stream capture
+//! records into a `Graph`, which lives here too: the stream makes graphs, and launching a
+//! graph takes a stream, so the two are one layer (events and modules build on it).
 
 use pyo3::prelude::*;
 
 use super::errors::{CudaStatus, Status};
 use super::releasable::Releasable;
-use super::event::CudaEvent;
-use crate::runtime::{backend, error::record_error, Backend, Error, StreamHandle};
+use crate::runtime::{backend, error::record_error, Backend, Error, GraphExecHandle, GraphHandle, StreamHandle};
 
 #[pyclass(name = "cudaStream_t", module = "pygpu", frozen, subclass)]
 pub struct CudaStream {
@@ -76,7 +77,7 @@ impl CudaStream {
     /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.
     #[getter(handle)]
     fn py_handle(&self) -> PyResult<usize> {
-        Ok(self.handle()?.0)
+        Ok(self.handle()?.as_raw())
     }
 
     #[getter(device)]
@@ -111,22 +112,22 @@ impl CudaStream {
 
     /// Starts recording this stream's launches and copies into a graph instead of running them.
     fn begin_capture(slf: &Bound<'_, Self>) -> PyResult<()> {
-        super::module::begin_capture(slf)
+        begin_capture(slf)
     }
 
     /// Stops recording and returns the graph.
-    fn end_capture(slf: &Bound<'_, Self>) -> PyResult<super::module::Graph> {
-        super::module::end_capture(slf)
+    fn end_capture(slf: &Bound<'_, Self>) -> PyResult<Graph> {
+        end_capture(slf)
     }
 
     #[getter]
     fn is_capturing(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        super::module::is_capturing(slf)
+        is_capturing(slf)
     }
 
     fn __repr__(&self) -> String {
         match self.handle.get() {
-            Ok(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.0, self.device),
+            Ok(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.as_raw(), self.device),
             Err(_) => "<cudaStream_t (closed)>".to_string(),
         }
     }
@@ -205,19 +206,81 @@ pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Sta
     status.map(Status)
 }
 
-#[pyfunction(name = "cudaStreamWaitEvent")]
-#[pyo3(signature = (stream, event, flags = 0))]
-pub fn cuda_stream_wait_event(stream: Option<&Bound<'_, CudaStream>>, event: &Bound<'_, CudaEvent>, flags: u32) -> PyResult<CudaStatus> {
-    if flags != 0 {
-        return Err(Error::InvalidArgument(format!("cudaStreamWaitEvent flags must be 0, not {flags}")).into());
-    }
-    let b = backend()?;
-    CudaStatus::from_result(&b.stream_wait_event(stream_handle(stream)?, event.get().handle()?))
-}
-
 #[pyfunction(name = "cudaStreamDestroy")]
 pub fn cuda_stream_destroy(stream: &Bound<'_, CudaStream>) -> PyResult<CudaStatus> {
     let s = stream.get();
     s.handle()?;
     CudaStatus::from_result(&s.destroy())
+}
+
+/// A graph recorded by stream capture (`cudaStream_t.end_capture()`).
+#[pyclass(module = "pygpu", frozen)]
+pub struct Graph {
+    handle: GraphHandle,
+    backend: &'static dyn Backend,
+}
+
+#[pymethods]
+impl Graph {
+    /// An executable instance, launchable many times.
+    fn instantiate(&self) -> PyResult<GraphExec> {
+        let exec = self.backend.graph_instantiate(self.handle)?;
+        Ok(GraphExec { handle: exec, backend: self.backend })
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        if crate::runtime::in_forked_child() {
+            return;
+        }
+        // SAFETY: owned handle, destroyed once.
+        if let Err(e) = unsafe { self.backend.graph_destroy(self.handle) } {
+            record_error(e.code());
+        }
+    }
+}
+
+#[pyclass(module = "pygpu", frozen)]
+pub struct GraphExec {
+    handle: GraphExecHandle,
+    backend: &'static dyn Backend,
+}
+
+#[pymethods]
+impl GraphExec {
+    /// Replays the graph on `stream` (None: the default stream).
+    #[pyo3(signature = (stream = None))]
+    fn launch(&self, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+        Ok(self.backend.graph_launch(self.handle, stream_handle(stream)?)?)
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        if crate::runtime::in_forked_child() {
+            return;
+        }
+        // SAFETY: owned handle, destroyed once.
+        if let Err(e) = unsafe { self.backend.graph_exec_destroy(self.handle) } {
+            record_error(e.code());
+        }
+    }
+}
+
+/// Starts recording `stream`'s work into a graph (used by cudaStream_t.begin_capture).
+fn begin_capture(stream: &Bound<'_, CudaStream>) -> PyResult<()> {
+    let b = backend()?;
+    Ok(b.stream_begin_capture(stream_handle(Some(stream))?)?)
+}
+
+fn end_capture(stream: &Bound<'_, CudaStream>) -> PyResult<Graph> {
+    let b = backend()?;
+    let handle = b.stream_end_capture(stream_handle(Some(stream))?)?;
+    Ok(Graph { handle, backend: b })
+}
+
+fn is_capturing(stream: &Bound<'_, CudaStream>) -> PyResult<bool> {
+    let b = backend()?;
+    Ok(b.stream_is_capturing(stream_handle(Some(stream))?)?)
 }

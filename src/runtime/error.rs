@@ -39,13 +39,9 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Api { code, backend } => write!(
-                f,
-                "{} ({}): {}",
-                error_name(*backend, *code),
-                code,
-                error_string(*backend, *code)
-            ),
+            Error::Api { code, backend } => {
+                write!(f, "{} ({}): {}", error_name(*backend, *code), code, error_string(*backend, *code))
+            }
             Error::Detailed { code, backend, detail } => write!(
                 f,
                 "{} ({}): {}{}{}",
@@ -62,65 +58,66 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-pub const CUDA_SUCCESS: i32 = 0;
-pub const CUDA_ERROR_INVALID_VALUE: i32 = 1;
-pub const CUDA_ERROR_MEMORY_ALLOCATION: i32 = 2;
-pub const CUDA_ERROR_INSUFFICIENT_DRIVER: i32 = 35;
-pub const CUDA_ERROR_NO_DEVICE: i32 = 100;
-pub const CUDA_ERROR_INVALID_DEVICE: i32 = 101;
-pub const CUDA_ERROR_INVALID_RESOURCE_HANDLE: i32 = 400;
-pub const CUDA_ERROR_NOT_READY: i32 = 600;
+/// Declares each code once: its constant, its runtime name and its message, in `CUDA_ERRORS`.
+macro_rules! error_codes {
+    ($($constant:ident = $code:literal, $name:literal, $message:literal;)*) => {
+        $(pub const $constant: i32 = $code;)*
 
-/// The CUDA runtime's names and messages (driver_types.h). The driver API uses the same
-/// numbers for these, so a driver status maps onto a runtime name directly; the host
-/// backend reports the same codes.
-const CUDA_ERRORS: &[(i32, &str, &str)] = &[
-    (0, "cudaSuccess", "no error"),
-    (1, "cudaErrorInvalidValue", "invalid argument"),
-    (2, "cudaErrorMemoryAllocation", "out of memory"),
-    (3, "cudaErrorInitializationError", "initialization error"),
-    (4, "cudaErrorCudartUnloading", "driver shutting down"),
-    (5, "cudaErrorProfilerDisabled", "profiler disabled while using external profiling tool"),
-    (9, "cudaErrorInvalidConfiguration", "invalid configuration argument"),
-    (12, "cudaErrorInvalidPitchValue", "invalid pitch argument"),
-    (13, "cudaErrorInvalidSymbol", "invalid device symbol"),
-    (17, "cudaErrorInvalidDevicePointer", "invalid device pointer"),
-    (21, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"),
-    (34, "cudaErrorStubLibrary", "CUDA driver is a stub library"),
-    (35, "cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version"),
-    (36, "cudaErrorCallRequiresNewerDriver", "API call is not supported in the installed CUDA driver"),
-    (46, "cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable"),
-    (98, "cudaErrorInvalidDeviceFunction", "invalid device function"),
-    (100, "cudaErrorNoDevice", "no CUDA-capable device is detected"),
-    (101, "cudaErrorInvalidDevice", "invalid device ordinal"),
-    (200, "cudaErrorInvalidKernelImage", "device kernel image is invalid"),
-    (201, "cudaErrorDeviceUninitialized", "invalid device context"),
-    (209, "cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device"),
-    (218, "cudaErrorInvalidPtx", "a PTX JIT compilation failed"),
-    (222, "cudaErrorUnsupportedPtxVersion", "the provided PTX was compiled with an unsupported toolchain."),
-    (300, "cudaErrorInvalidSource", "device kernel image is invalid"),
-    (301, "cudaErrorFileNotFound", "file not found"),
-    (400, "cudaErrorInvalidResourceHandle", "invalid resource handle"),
-    (401, "cudaErrorIllegalState", "the operation cannot be performed in the present state"),
-    (500, "cudaErrorSymbolNotFound", "named symbol not found"),
-    (600, "cudaErrorNotReady", "device not ready"),
-    (700, "cudaErrorIllegalAddress", "an illegal memory access was encountered"),
-    (701, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"),
-    (702, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"),
-    (709, "cudaErrorContextIsDestroyed", "context is destroyed"),
-    (710, "cudaErrorAssert", "device-side assert triggered"),
-    (715, "cudaErrorIllegalInstruction", "an illegal instruction was encountered"),
-    (716, "cudaErrorMisalignedAddress", "misaligned address"),
-    (719, "cudaErrorLaunchFailure", "unspecified launch failure"),
-    (720, "cudaErrorCooperativeLaunchTooLarge", "too many blocks in cooperative launch"),
-    (800, "cudaErrorNotPermitted", "operation not permitted"),
-    (801, "cudaErrorNotSupported", "operation not supported"),
-    (900, "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"),
-    (901, "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture"),
-    (906, "cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a capturing blocking stream"),
-    (909, "cudaErrorTimeout", "wait operation timed out"),
-    (999, "cudaErrorUnknown", "unknown error"),
-];
+        /// The CUDA runtime's names and messages (driver_types.h). The driver API uses the same
+        /// numbers for these, so a driver status maps onto a runtime name directly; the host
+        /// backend reports the same codes, and HIP numbers its common ones alike.
+        const CUDA_ERRORS: &[(i32, &str, &str)] = &[$(($code, $name, $message),)*];
+    };
+}
+
+error_codes! {
+    CUDA_SUCCESS = 0, "cudaSuccess", "no error";
+    CUDA_ERROR_INVALID_VALUE = 1, "cudaErrorInvalidValue", "invalid argument";
+    CUDA_ERROR_MEMORY_ALLOCATION = 2, "cudaErrorMemoryAllocation", "out of memory";
+    CUDA_ERROR_INITIALIZATION_ERROR = 3, "cudaErrorInitializationError", "initialization error";
+    CUDA_ERROR_CUDART_UNLOADING = 4, "cudaErrorCudartUnloading", "driver shutting down";
+    CUDA_ERROR_PROFILER_DISABLED = 5, "cudaErrorProfilerDisabled", "profiler disabled while using external profiling tool";
+    CUDA_ERROR_INVALID_CONFIGURATION = 9, "cudaErrorInvalidConfiguration", "invalid configuration argument";
+    CUDA_ERROR_INVALID_PITCH_VALUE = 12, "cudaErrorInvalidPitchValue", "invalid pitch argument";
+    CUDA_ERROR_INVALID_SYMBOL = 13, "cudaErrorInvalidSymbol", "invalid device symbol";
+    CUDA_ERROR_INVALID_DEVICE_POINTER = 17, "cudaErrorInvalidDevicePointer", "invalid device pointer";
+    CUDA_ERROR_INVALID_MEMCPY_DIRECTION = 21, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy";
+    CUDA_ERROR_STUB_LIBRARY = 34, "cudaErrorStubLibrary", "CUDA driver is a stub library";
+    CUDA_ERROR_INSUFFICIENT_DRIVER = 35, "cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version";
+    CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36, "cudaErrorCallRequiresNewerDriver", "API call is not supported in the installed CUDA driver";
+    CUDA_ERROR_DEVICES_UNAVAILABLE = 46, "cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable";
+    CUDA_ERROR_INVALID_DEVICE_FUNCTION = 98, "cudaErrorInvalidDeviceFunction", "invalid device function";
+    CUDA_ERROR_NO_DEVICE = 100, "cudaErrorNoDevice", "no CUDA-capable device is detected";
+    CUDA_ERROR_INVALID_DEVICE = 101, "cudaErrorInvalidDevice", "invalid device ordinal";
+    CUDA_ERROR_INVALID_KERNEL_IMAGE = 200, "cudaErrorInvalidKernelImage", "device kernel image is invalid";
+    CUDA_ERROR_DEVICE_UNINITIALIZED = 201, "cudaErrorDeviceUninitialized", "invalid device context";
+    CUDA_ERROR_NO_KERNEL_IMAGE_FOR_DEVICE = 209, "cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device";
+    CUDA_ERROR_INVALID_PTX = 218, "cudaErrorInvalidPtx", "a PTX JIT compilation failed";
+    CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, "cudaErrorUnsupportedPtxVersion", "the provided PTX was compiled with an unsupported toolchain.";
+    CUDA_ERROR_INVALID_SOURCE = 300, "cudaErrorInvalidSource", "device kernel image is invalid";
+    CUDA_ERROR_FILE_NOT_FOUND = 301, "cudaErrorFileNotFound", "file not found";
+    CUDA_ERROR_INVALID_RESOURCE_HANDLE = 400, "cudaErrorInvalidResourceHandle", "invalid resource handle";
+    CUDA_ERROR_ILLEGAL_STATE = 401, "cudaErrorIllegalState", "the operation cannot be performed in the present state";
+    CUDA_ERROR_SYMBOL_NOT_FOUND = 500, "cudaErrorSymbolNotFound", "named symbol not found";
+    CUDA_ERROR_NOT_READY = 600, "cudaErrorNotReady", "device not ready";
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700, "cudaErrorIllegalAddress", "an illegal memory access was encountered";
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701, "cudaErrorLaunchOutOfResources", "too many resources requested for launch";
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702, "cudaErrorLaunchTimeout", "the launch timed out and was terminated";
+    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709, "cudaErrorContextIsDestroyed", "context is destroyed";
+    CUDA_ERROR_ASSERT = 710, "cudaErrorAssert", "device-side assert triggered";
+    CUDA_ERROR_ILLEGAL_INSTRUCTION = 715, "cudaErrorIllegalInstruction", "an illegal instruction was encountered";
+    CUDA_ERROR_MISALIGNED_ADDRESS = 716, "cudaErrorMisalignedAddress", "misaligned address";
+    CUDA_ERROR_LAUNCH_FAILURE = 719, "cudaErrorLaunchFailure", "unspecified launch failure";
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720, "cudaErrorCooperativeLaunchTooLarge", "too many blocks in cooperative launch";
+    CUDA_ERROR_NOT_PERMITTED = 800, "cudaErrorNotPermitted", "operation not permitted";
+    CUDA_ERROR_NOT_SUPPORTED = 801, "cudaErrorNotSupported", "operation not supported";
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900, "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing";
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901, "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture";
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903, "cudaErrorStreamCaptureUnmatched", "capture was not initiated in this stream";
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906, "cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a capturing blocking stream";
+    CUDA_ERROR_TIMEOUT = 909, "cudaErrorTimeout", "wait operation timed out";
+    CUDA_ERROR_UNKNOWN = 999, "cudaErrorUnknown", "unknown error";
+}
 
 fn cuda_entry(code: i32) -> Option<&'static (i32, &'static str, &'static str)> {
     CUDA_ERRORS.iter().find(|(c, _, _)| *c == code)

@@ -1,21 +1,9 @@
 //! What a kernel launch needs, independent of the backend: the launch shape and the
 //! argument values, packed once so that a launch (or a graph capturing it) can copy them.
 
-use std::ffi::c_void;
+use std::ffi::{c_void, CString};
 
 use super::{Error, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ModuleHandle(pub usize);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FunctionHandle(pub usize);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct GraphHandle(pub usize);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct GraphExecHandle(pub usize);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchConfig {
@@ -75,9 +63,7 @@ impl KernelArgs {
     pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         let size = bytes.len();
         if size == 0 || size > 16 {
-            return Err(Error::InvalidArgument(format!(
-                "a kernel argument must be 1 to 16 bytes, not {size}"
-            )));
+            return Err(Error::InvalidArgument(format!("a kernel argument must be 1 to 16 bytes, not {size}")));
         }
         let align = size.next_power_of_two().min(8);
         let offset = self.used.next_multiple_of(align);
@@ -85,7 +71,8 @@ impl KernelArgs {
         self.storage.resize(self.used.div_ceil(8), 0);
         // SAFETY: storage holds at least `used` bytes (resized just above) and u8 has no
         // alignment requirement, so viewing it as bytes is sound.
-        let raw = unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 8) };
+        let raw =
+            unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 8) };
         raw[offset..offset + size].copy_from_slice(bytes);
         self.offsets.push(offset);
         self.sizes.push(size);
@@ -105,6 +92,11 @@ impl KernelArgs {
         // SAFETY: every offset lies inside storage (push_bytes grew it to cover it).
         self.offsets.iter().map(|&o| unsafe { base.add(o) } as *mut c_void).collect()
     }
+}
+
+/// A C string for a symbol lookup; a name with a NUL byte cannot name anything.
+pub(crate) fn symbol_name(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::InvalidArgument(format!("a symbol name cannot contain NUL bytes: {name:?}")))
 }
 
 #[cfg(test)]

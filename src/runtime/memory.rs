@@ -3,6 +3,44 @@
 use super::error::{record_error, CUDA_ERROR_MEMORY_ALLOCATION};
 use super::{backend, Backend, DevicePtr, Error, Result};
 
+/// A memset's fill value at its element width (cuMemsetD8/D16/D32). Made only by `new`,
+/// so no backend sees an unsupported width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemsetValue {
+    U8(u8),
+    U16(u16),
+    U32(u32),
+}
+
+impl MemsetValue {
+    /// The low `element_size` bytes of `value`; `element_size` is 1, 2 or 4.
+    pub fn new(value: u32, element_size: usize) -> Result<Self> {
+        match element_size {
+            1 => Ok(MemsetValue::U8(value as u8)),
+            2 => Ok(MemsetValue::U16(value as u16)),
+            4 => Ok(MemsetValue::U32(value)),
+            _ => Err(Error::InvalidArgument(format!("memset element size must be 1, 2 or 4, not {element_size}"))),
+        }
+    }
+
+    pub fn element_size(self) -> usize {
+        match self {
+            MemsetValue::U8(_) => 1,
+            MemsetValue::U16(_) => 2,
+            MemsetValue::U32(_) => 4,
+        }
+    }
+
+    /// The value, zero-extended.
+    pub fn bits(self) -> u32 {
+        match self {
+            MemsetValue::U8(v) => v.into(),
+            MemsetValue::U16(v) => v.into(),
+            MemsetValue::U32(v) => v,
+        }
+    }
+}
+
 /// Device memory from the active backend's `malloc`.
 pub struct DeviceBuffer {
     ptr: DevicePtr,
@@ -102,5 +140,21 @@ pub fn physical_memory() -> usize {
         (pages as usize).saturating_mul(page_size as usize)
     } else {
         1 << 34
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memset_values_keep_the_low_bytes_of_a_supported_width() {
+        assert_eq!(MemsetValue::new(0x1234_5678, 1), Ok(MemsetValue::U8(0x78)));
+        assert_eq!(MemsetValue::new(0x1234_5678, 2), Ok(MemsetValue::U16(0x5678)));
+        assert_eq!(MemsetValue::new(0x1234_5678, 4).map(MemsetValue::bits), Ok(0x1234_5678));
+        assert_eq!(MemsetValue::new(0xFFFF, 2).map(MemsetValue::element_size), Ok(2));
+        for bad in [0, 3, 8] {
+            assert!(matches!(MemsetValue::new(0, bad), Err(Error::InvalidArgument(_))));
+        }
     }
 }

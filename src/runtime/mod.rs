@@ -1,13 +1,22 @@
 //! The runtime layer: one `Backend` trait with the CUDA runtime API's semantics, and the
 //! three implementations behind it. Everything here is plain Rust (the Burgers demo's
 //! compiled driver uses it directly); the Python bindings live in `crate::python`.
+//!
+//! Adding an operation: declare each new driver entry point in the backend's `sys.rs` only
+//! (a row of `driver_api!` in `cuda/sys.rs`, loaded at start-up; an `extern` declaration in
+//! `hip/sys.rs`), returning the raw `c_int` status. Then add the method to `Backend` with a
+//! default body returning `self.unsupported("...")` where a backend may lack it, check the
+//! arguments that every backend shares in a provided method here (as `memset` does), and
+//! implement it in each `*/backend.rs`, wrapping the status with that backend's `check`.
+//! Methods taking an opaque handle are safe (only a backend makes handles); methods that
+//! take raw pointers or destroy a handle are `unsafe fn` with a `# Safety` section.
 
 pub mod cuda;
 pub mod error;
+pub mod handle;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
-mod host_module;
 pub mod kernel;
 pub mod memory;
 
@@ -15,21 +24,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 pub use error::{Error, Result};
-pub use kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
+pub use handle::{
+    EventHandle, ForeignStream, FunctionHandle, GraphExecHandle, GraphHandle, ModuleHandle, StreamHandle,
+    CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
+};
+pub use kernel::{FunctionAttribute, KernelArgs, LaunchConfig};
+pub use memory::MemsetValue;
 
 /// A device address. On the host backend it is an ordinary host address.
 pub type DevicePtr = u64;
-
-/// A backend's stream handle; `StreamHandle::DEFAULT` is the legacy default stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct StreamHandle(pub usize);
-
-impl StreamHandle {
-    pub const DEFAULT: StreamHandle = StreamHandle(0);
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EventHandle(pub usize);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BackendKind {
@@ -52,9 +55,9 @@ impl BackendKind {
             "cuda" => Ok(BackendKind::Cuda),
             "hip" => Ok(BackendKind::Hip),
             "host" => Ok(BackendKind::Host),
-            other => Err(Error::InvalidArgument(format!(
-                "unknown backend '{other}': choose one of 'cuda', 'hip', 'host'"
-            ))),
+            other => {
+                Err(Error::InvalidArgument(format!("unknown backend '{other}': choose one of 'cuda', 'hip', 'host'")))
+            }
         }
     }
 }
@@ -107,13 +110,43 @@ pub trait Backend: Send + Sync {
     /// Copies `bytes` from host memory to the device; synchronous when `stream` is None.
     /// # Safety
     /// `src` is valid for reads of `bytes` until the copy has completed.
-    unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, stream: Option<StreamHandle>) -> Result<()>;
+    unsafe fn memcpy_htod(
+        &self,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()>;
     /// # Safety
     /// `dst` is valid for writes of `bytes` until the copy has completed.
-    unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()>;
+    unsafe fn memcpy_dtoh(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()>;
     fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()>;
-    /// Fills `count` elements of `element_size` (1, 2 or 4) bytes with `value`.
-    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, stream: Option<StreamHandle>) -> Result<()>;
+    /// Fills `count` elements of `element_size` (1, 2 or 4) bytes with `value`. The
+    /// arguments are checked here, once for every backend; backends implement `memset_value`.
+    fn memset(
+        &self,
+        dst: DevicePtr,
+        value: u32,
+        element_size: usize,
+        count: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        self.memset_value(dst, MemsetValue::new(value, element_size)?, count, stream)
+    }
+    /// Fills `count` elements with `value`, at its width. Call `memset` instead.
+    fn memset_value(
+        &self,
+        dst: DevicePtr,
+        value: MemsetValue,
+        count: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()>;
 
     fn stream_create(&self, flags: u32) -> Result<StreamHandle>;
     /// # Safety
@@ -159,14 +192,25 @@ pub trait Backend: Send + Sync {
         Err(self.unsupported("kernel attributes"))
     }
     /// (minimum grid size, block size) for the highest occupancy.
-    fn max_potential_block_size(&self, _function: FunctionHandle, _dynamic_shared: usize, _block_limit: i32) -> Result<(i32, i32)> {
+    fn max_potential_block_size(
+        &self,
+        _function: FunctionHandle,
+        _dynamic_shared: usize,
+        _block_limit: i32,
+    ) -> Result<(i32, i32)> {
         Err(self.unsupported("occupancy queries"))
     }
     /// Launches `function`; the argument values are copied before this returns.
     /// # Safety
     /// `args` matches the kernel's parameters in number and layout, and any pointers in it
     /// are device memory the kernel may access.
-    unsafe fn launch_kernel(&self, _function: FunctionHandle, _config: &LaunchConfig, _stream: StreamHandle, _args: &KernelArgs) -> Result<()> {
+    unsafe fn launch_kernel(
+        &self,
+        _function: FunctionHandle,
+        _config: &LaunchConfig,
+        _stream: StreamHandle,
+        _args: &KernelArgs,
+    ) -> Result<()> {
         Err(self.unsupported("kernel launches"))
     }
 
@@ -271,9 +315,9 @@ pub fn backend() -> Result<&'static dyn Backend> {
     let choice = match *requested {
         Some(kind) => Some(kind),
         None => match std::env::var("PYGPU_BACKEND") {
-            Ok(name) if !name.trim().is_empty() => Some(BackendKind::parse(&name).map_err(|e| {
-                Error::InvalidArgument(format!("PYGPU_BACKEND={name}: {e}"))
-            })?),
+            Ok(name) if !name.trim().is_empty() => Some(
+                BackendKind::parse(&name).map_err(|e| Error::InvalidArgument(format!("PYGPU_BACKEND={name}: {e}")))?,
+            ),
             _ => None,
         },
     };
@@ -320,9 +364,7 @@ fn create(kind: BackendKind) -> Result<&'static dyn Backend> {
         BackendKind::Hip => Box::leak(Box::new(hip::HipBackend::new()?)),
         #[cfg(not(feature = "hip"))]
         BackendKind::Hip => {
-            return Err(Error::Unavailable(
-                "this pygpu was built without the 'hip' feature".to_string(),
-            ))
+            return Err(Error::Unavailable("this pygpu was built without the 'hip' feature".to_string()))
         }
     })
 }

@@ -12,8 +12,7 @@ use std::time::Instant;
 
 use pygpu::runtime::memory::DeviceBuffer;
 use pygpu::runtime::{
-    self, Backend, BackendKind, DevicePtr, FunctionHandle, KernelArgs, LaunchConfig, StreamHandle,
-    STREAM_NON_BLOCKING,
+    self, Backend, BackendKind, DevicePtr, FunctionHandle, KernelArgs, LaunchConfig, StreamHandle, STREAM_NON_BLOCKING,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -94,8 +93,7 @@ fn parse_args(args: &[String]) -> Result<Option<Options>> {
         it.next().ok_or_else(|| format!("{flag} needs a value"))
     }
     fn number<T: std::str::FromStr>(s: &str, flag: &str) -> Result<T> {
-        s.parse()
-            .map_err(|_| format!("{flag}: not a valid number: {s:?}"))
+        s.parse().map_err(|_| format!("{flag}: not a valid number: {s:?}"))
     }
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -138,10 +136,7 @@ fn parse_args(args: &[String]) -> Result<Option<Options>> {
         return Err("--graph-batch must be at least 1".into());
     }
     if !["auto", "cuda", "hip", "host"].contains(&o.backend.as_str()) {
-        return Err(format!(
-            "--backend must be auto, cuda, hip or host, not {:?}",
-            o.backend
-        ));
+        return Err(format!("--backend must be auto, cuda, hip or host, not {:?}", o.backend));
     }
     Ok(Some(o))
 }
@@ -186,12 +181,7 @@ fn g6(x: f64) -> String {
         let s = format!("{x:.5e}");
         let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
         let e: i32 = e.parse().unwrap_or(0);
-        return format!(
-            "{}e{}{:02}",
-            trim(mantissa.to_string()),
-            if e < 0 { '-' } else { '+' },
-            e.abs()
-        );
+        return format!("{}e{}{:02}", trim(mantissa.to_string()), if e < 0 { '-' } else { '+' }, e.abs());
     }
     trim(format!("{:.*}", (5 - exp).max(0) as usize, x))
 }
@@ -200,11 +190,7 @@ fn format_bytes(n: usize) -> String {
     let mut v = n as f64;
     for unit in ["B", "KiB", "MiB", "GiB"] {
         if v < 1024.0 {
-            return if unit == "B" {
-                format!("{n} B")
-            } else {
-                format!("{v:.1} {unit}")
-            };
+            return if unit == "B" { format!("{n} B") } else { format!("{v:.1} {unit}") };
         }
         v /= 1024.0;
     }
@@ -228,16 +214,10 @@ fn err<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> String + '_ {
 fn start_backend(requested: &str) -> Result<(&'static dyn Backend, Option<String>)> {
     if requested != "auto" {
         runtime::set_backend(requested).map_err(err("--backend"))?;
-        return Ok((
-            runtime::backend().map_err(err("starting the backend"))?,
-            None,
-        ));
+        return Ok((runtime::backend().map_err(err("starting the backend"))?, None));
     }
     if std::env::var("PYGPU_BACKEND").is_ok_and(|v| !v.trim().is_empty()) {
-        return Ok((
-            runtime::backend().map_err(err("starting the backend"))?,
-            None,
-        ));
+        return Ok((runtime::backend().map_err(err("starting the backend"))?, None));
     }
     let why = match runtime::backend() {
         Ok(b) => match b.device_count() {
@@ -247,14 +227,13 @@ fn start_backend(requested: &str) -> Result<(&'static dyn Backend, Option<String
         },
         Err(e) => e.to_string(),
     };
-    let why = why
-        .split(". To run on the CPU")
-        .next()
-        .unwrap_or("")
-        .to_string();
+    let why = why.split(". To run on the CPU").next().unwrap_or("").to_string();
     runtime::set_backend("host").map_err(err("falling back to the host backend"))?;
     let b = runtime::backend().map_err(err("starting the host backend"))?;
-    Ok((b, Some(format!("No GPU could be started ({why}): running on the host backend (the same kernels on the CPU)."))))
+    Ok((
+        b,
+        Some(format!("No GPU could be started ({why}): running on the host backend (the same kernels on the CPU).")),
+    ))
 }
 
 /// The solver loop on pygpu's runtime: two ping-pong buffers, one launch per step on one stream,
@@ -290,17 +269,12 @@ impl Solver {
         pushed.map_err(err("packing kernel arguments"))?;
         // SAFETY: the arguments match burgers_step_*(const double*, double*, int, double, double);
         // src and dst are live allocations of n_total doubles (or rows of the stage block).
-        unsafe {
-            self.b
-                .launch_kernel(self.function, &self.config, self.stream, &self.args)
-        }
-        .map_err(err("launching the step"))
+        unsafe { self.b.launch_kernel(self.function, &self.config, self.stream, &self.args) }
+            .map_err(err("launching the step"))
     }
 
     fn snapshot_ptr(&self, row: usize) -> DevicePtr {
-        self.snapshots
-            .as_ref()
-            .map_or(0, |s| s.ptr() + (row * self.row_bytes) as u64)
+        self.snapshots.as_ref().map_or(0, |s| s.ptr() + (row * self.row_bytes) as u64)
     }
 
     /// Steps first .. first + count - 1 (numbered from 1) from `src`; `collected` is told the
@@ -319,9 +293,7 @@ impl Solver {
             self.step(src, dst)?;
             if self.every > 0 && (first + j).is_multiple_of(self.every) {
                 let row = self.snapshot_ptr(self.rows_done);
-                self.b
-                    .memcpy_dtod(row, dst, self.row_bytes, Some(self.stream))
-                    .map_err(err("copying a snapshot"))?;
+                self.b.memcpy_dtod(row, dst, self.row_bytes, Some(self.stream)).map_err(err("copying a snapshot"))?;
                 self.rows_done += 1;
                 collected(self.rows_done)?;
             }
@@ -332,15 +304,10 @@ impl Solver {
 
     /// Records one batch of steps as a graph: (executable graph, its start buffer, snapshot rows
     /// per batch, steps per batch). Snapshot steps write straight into the stage block.
-    fn capture(
-        &mut self,
-        batch: usize,
-    ) -> Result<(runtime::GraphExecHandle, DevicePtr, usize, usize)> {
+    fn capture(&mut self, batch: usize) -> Result<(runtime::GraphExecHandle, DevicePtr, usize, usize)> {
         let (stage_rows, per_batch) = graph_layout(self.every, batch);
         let (a, b) = (self.a.ptr(), self.b2.ptr());
-        self.b
-            .stream_begin_capture(self.stream)
-            .map_err(err("beginning the capture"))?;
+        self.b.stream_begin_capture(self.stream).map_err(err("beginning the capture"))?;
         let recorded = (|| -> Result<()> {
             if stage_rows == 0 {
                 let mut src = a;
@@ -367,10 +334,7 @@ impl Solver {
             }
             Ok(())
         })();
-        let graph = self
-            .b
-            .stream_end_capture(self.stream)
-            .map_err(err("ending the capture"))?;
+        let graph = self.b.stream_end_capture(self.stream).map_err(err("ending the capture"))?;
         recorded?;
         let exec = self.b.graph_instantiate(graph);
         // SAFETY: the graph was just created and only its executable instance is used afterwards.
@@ -404,10 +368,7 @@ fn find_analysis_dir(o: &Options) -> Result<PathBuf> {
         .into_iter()
         .find(|d| d.join("analysis.py").is_file())
         .map(|d| d.canonicalize().unwrap_or(d))
-        .ok_or_else(|| {
-            "cannot find analysis.py: pass --analysis-dir DIR or set BURGER_ANALYSIS_DIR"
-                .to_string()
-        })
+        .ok_or_else(|| "cannot find analysis.py: pass --analysis-dir DIR or set BURGER_ANALYSIS_DIR".to_string())
 }
 
 /// The bundled kernel files for this backend, best first, from --kernels, $PYGPU_KERNELS_DIR, the
@@ -421,18 +382,12 @@ fn kernel_files(py: Python<'_>, o: &Options, kind: BackendKind) -> Result<Vec<Pa
         dirs.push(PathBuf::from(d));
     }
     let spec = (|| -> PyResult<Option<String>> {
-        let spec = py
-            .import("importlib.util")?
-            .call_method1("find_spec", ("pygpu",))?;
+        let spec = py.import("importlib.util")?.call_method1("find_spec", ("pygpu",))?;
         if spec.is_none() {
             return Ok(None);
         }
         let origin = spec.getattr("origin")?;
-        Ok(if origin.is_none() {
-            None
-        } else {
-            Some(origin.extract()?)
-        })
+        Ok(if origin.is_none() { None } else { Some(origin.extract()?) })
     })();
     if let Ok(Some(init)) = spec {
         if let Some(pkg) = Path::new(&init).parent() {
@@ -446,11 +401,7 @@ fn kernel_files(py: Python<'_>, o: &Options, kind: BackendKind) -> Result<Vec<Pa
         BackendKind::Cuda => &["burgers.fatbin", "burgers.ptx"],
     };
     for dir in &dirs {
-        let found: Vec<PathBuf> = names
-            .iter()
-            .map(|n| dir.join(n))
-            .filter(|p| p.is_file())
-            .collect();
+        let found: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).filter(|p| p.is_file()).collect();
         if !found.is_empty() {
             return Ok(found);
         }
@@ -472,10 +423,7 @@ fn load_module(b: &'static dyn Backend, files: &[PathBuf]) -> Result<runtime::Mo
             Err(e) => failures.push(format!("{}: {e}", f.display())),
         }
     }
-    Err(format!(
-        "loading the kernels failed: {}",
-        failures.join("; ")
-    ))
+    Err(format!("loading the kernels failed: {}", failures.join("; ")))
 }
 
 fn py_error<'py>(py: Python<'py>, what: &str) -> impl FnOnce(PyErr) -> String + 'py {
@@ -502,9 +450,7 @@ fn run(o: Options) -> Result<()> {
             o.nx
         );
     }
-    let x: Vec<f64> = (0..o.nx)
-        .map(|i| 2.0 * PI * i as f64 / o.nx as f64)
-        .collect();
+    let x: Vec<f64> = (0..o.nx).map(|i| 2.0 * PI * i as f64 / o.nx as f64).collect();
     let mut u0 = vec![0.0f64; n_total];
     for i in 1..=o.nx {
         u0[i] = x[i - 1].sin();
@@ -523,37 +469,22 @@ fn run(o: Options) -> Result<()> {
             // A virtual environment's packages, as its own python would see them.
             if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
                 let version = py.version_info();
-                let site = Path::new(&venv).join(format!(
-                    "lib/python{}.{}/site-packages",
-                    version.major, version.minor
-                ));
+                let site =
+                    Path::new(&venv).join(format!("lib/python{}.{}/site-packages", version.major, version.minor));
                 if site.is_dir() {
-                    py.import("site")?
-                        .call_method1("addsitedir", (site.to_string_lossy().into_owned(),))?;
+                    py.import("site")?.call_method1("addsitedir", (site.to_string_lossy().into_owned(),))?;
                 }
             }
             // sys.path entries must be str (a PathBuf would arrive as a pathlib.Path).
-            sys.getattr("path")?
-                .call_method1("insert", (0, analysis_dir.to_string_lossy().into_owned()))?;
+            sys.getattr("path")?.call_method1("insert", (0, analysis_dir.to_string_lossy().into_owned()))?;
             Ok(())
         })()
         .map_err(py_error(py, "setting up sys.path"))?;
-        let analysis = py
-            .import("analysis")
-            .map_err(py_error(py, "importing analysis.py"))?;
-        println!(
-            "Loaded Python Module File: Done ({})",
-            analysis_dir.join("analysis.py").display()
-        );
-        let device_matrix = analysis
-            .getattr("device_matrix")
-            .map_err(py_error(py, "analysis.device_matrix"))?;
-        let collector_class = analysis
-            .getattr("Collector")
-            .map_err(py_error(py, "analysis.Collector"))?;
-        let write_summary = analysis
-            .getattr("write_summary")
-            .map_err(py_error(py, "analysis.write_summary"))?;
+        let analysis = py.import("analysis").map_err(py_error(py, "importing analysis.py"))?;
+        println!("Loaded Python Module File: Done ({})", analysis_dir.join("analysis.py").display());
+        let device_matrix = analysis.getattr("device_matrix").map_err(py_error(py, "analysis.device_matrix"))?;
+        let collector_class = analysis.getattr("Collector").map_err(py_error(py, "analysis.Collector"))?;
+        let write_summary = analysis.getattr("write_summary").map_err(py_error(py, "analysis.write_summary"))?;
         println!("Loaded Functions: Done");
 
         // -- the device ---------------------------------------------------------------------------
@@ -568,11 +499,7 @@ fn run(o: Options) -> Result<()> {
             .map(|p| p.name)
             .unwrap_or_else(|_| kind.name().to_string());
         let (free, total) = b.mem_get_info().map_err(err("querying device memory"))?;
-        let stage_rows = if o.graph {
-            graph_layout(o.snapshot_every, o.graph_batch).0
-        } else {
-            0
-        };
+        let stage_rows = if o.graph { graph_layout(o.snapshot_every, o.graph_batch).0 } else { 0 };
         let solver_bytes = (2 + stage_rows) * row_bytes;
         let budget = free as f64 - ANALYSIS_HEADROOM * total as f64 - solver_bytes as f64;
         if (rows * row_bytes) as f64 > budget {
@@ -598,28 +525,18 @@ fn run(o: Options) -> Result<()> {
         let files = kernel_files(py, &o, kind)?;
         let module = load_module(b, &files)?;
         let function = b.module_get_function(module, kernel).map_err(err(kernel))?;
-        let stream = b
-            .stream_create(STREAM_NON_BLOCKING)
-            .map_err(err("creating a stream"))?;
+        let stream = b.stream_create(STREAM_NON_BLOCKING).map_err(err("creating a stream"))?;
         let alloc = |bytes: usize, what: &str| DeviceBuffer::new(bytes).map_err(err(what));
         let a = alloc(row_bytes, "allocating the solution")?;
         let b2 = alloc(row_bytes, "allocating the solution")?;
-        let snapshots = if rows > 0 {
-            Some(alloc(rows * row_bytes, "allocating the snapshot matrix")?)
-        } else {
-            None
-        };
+        let snapshots = if rows > 0 { Some(alloc(rows * row_bytes, "allocating the snapshot matrix")?) } else { None };
         let stage = if stage_rows > 0 {
-            Some(alloc(
-                stage_rows * row_bytes,
-                "allocating the graph's stage block",
-            )?)
+            Some(alloc(stage_rows * row_bytes, "allocating the graph's stage block")?)
         } else {
             None
         };
         // SAFETY: u0 holds n_total doubles = row_bytes bytes; the copy is synchronous.
-        unsafe { b.memcpy_htod(a.ptr(), u0.as_ptr() as *const u8, row_bytes, None) }
-            .map_err(err("copying u0"))?;
+        unsafe { b.memcpy_htod(a.ptr(), u0.as_ptr() as *const u8, row_bytes, None) }.map_err(err("copying u0"))?;
         // One thread per interior point, but no more blocks than the device runs at once (one
         // full wave, from the occupancy API): beyond that the grid-stride loop gives each thread
         // several points (as burger.py's launch_shape).
@@ -631,11 +548,7 @@ fn run(o: Options) -> Result<()> {
         let mut solver = Solver {
             b,
             function,
-            config: LaunchConfig {
-                grid: [grid, 1, 1],
-                block: [BLOCK, 1, 1],
-                shared_bytes: 0,
-            },
+            config: LaunchConfig { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared_bytes: 0 },
             stream,
             args: KernelArgs::new(),
             n_total: n_total as i32,
@@ -677,19 +590,12 @@ fn run(o: Options) -> Result<()> {
                 let view = device_matrix
                     .call1((s.ptr(), rows, n_total, kind.name()))
                     .map_err(py_error(py, "wrapping the snapshot matrix"))?;
-                Some(
-                    collector_class
-                        .call1((view, x.clone(), &meta))
-                        .map_err(py_error(py, "analysis.Collector"))?,
-                )
+                Some(collector_class.call1((view, x.clone(), &meta)).map_err(py_error(py, "analysis.Collector"))?)
             }
             None => None,
         };
         let mode = if o.graph {
-            format!(
-                "graph (batches of {} steps)",
-                graph_layout(o.snapshot_every, o.graph_batch).1
-            )
+            format!("graph (batches of {} steps)", graph_layout(o.snapshot_every, o.graph_batch).1)
         } else {
             "plain".into()
         };
@@ -718,8 +624,7 @@ fn run(o: Options) -> Result<()> {
         let mut collections = 0usize;
         let mut collect = |rows_now: usize| -> Result<()> {
             if let Some(c) = collector.as_ref() {
-                c.call_method1("collect", (rows_now,))
-                    .map_err(py_error(py, "analysis.Collector.collect"))?;
+                c.call_method1("collect", (rows_now,)).map_err(py_error(py, "analysis.Collector.collect"))?;
                 collections += 1;
                 if !quiet {
                     println!("Called python data collection function successfully");
@@ -727,8 +632,7 @@ fn run(o: Options) -> Result<()> {
             }
             Ok(())
         };
-        let (mut batches, mut exec, mut start, mut per_batch, mut stage_rows_used) =
-            (0, None, 0, 0, 0);
+        let (mut batches, mut exec, mut start, mut per_batch, mut stage_rows_used) = (0, None, 0, 0, 0);
         if o.graph {
             let (_, k) = graph_layout(o.snapshot_every, o.graph_batch);
             batches = steps / k;
@@ -742,12 +646,10 @@ fn run(o: Options) -> Result<()> {
         let mut state = solver.a.ptr();
         if let Some(e) = exec {
             if start != state {
-                b.memcpy_dtod(start, state, row_bytes, Some(stream))
-                    .map_err(err("staging the start"))?;
+                b.memcpy_dtod(start, state, row_bytes, Some(stream)).map_err(err("staging the start"))?;
             }
             for _ in 0..batches {
-                b.graph_launch(e, stream)
-                    .map_err(err("launching the graph"))?;
+                b.graph_launch(e, stream).map_err(err("launching the graph"))?;
                 if stage_rows_used > 0 {
                     let dest = solver.snapshot_ptr(solver.rows_done);
                     let stage = solver.stage.as_ref().map_or(0, |s| s.ptr());
@@ -771,19 +673,14 @@ fn run(o: Options) -> Result<()> {
             }
             state = solver.plain(state, done + 1, steps - done, &mut collect)?;
         }
-        b.stream_synchronize(stream)
-            .map_err(err("running the solver"))?;
+        b.stream_synchronize(stream).map_err(err("running the solver"))?;
         let seconds = clock.elapsed().as_secs_f64();
         if quiet && collections > 0 {
             println!("Called python data collection function successfully ({collections} times)");
         }
         println!("time = {}", g6(t_end));
         let mean = seconds / steps.max(1) as f64;
-        println!(
-            "Mean Wall-Time: {} ms per step ({} s for {steps} steps)",
-            g6(mean * 1e3),
-            g6(seconds)
-        );
+        println!("Mean Wall-Time: {} ms per step ({} s for {steps} steps)", g6(mean * 1e3), g6(seconds));
         let mut final_u = vec![0.0f64; n_total];
         // SAFETY: final_u holds row_bytes bytes; the copy is synchronous.
         unsafe { b.memcpy_dtoh(final_u.as_mut_ptr() as *mut u8, state, row_bytes, None) }
@@ -803,8 +700,7 @@ fn run(o: Options) -> Result<()> {
                 c.call_method1("plot_field", (o.out.clone(),))
                     .map_err(py_error(py, "analysis.Collector.plot_field"))?;
                 println!("Called python analyses function successfully");
-                c.call_method1("svd", (o.out.clone(),))
-                    .map_err(py_error(py, "analysis.Collector.svd"))?;
+                c.call_method1("svd", (o.out.clone(),)).map_err(py_error(py, "analysis.Collector.svd"))?;
                 println!("Called python analyses function successfully");
                 if let Some(path) = &o.hdf5 {
                     let written = c
@@ -814,14 +710,15 @@ fn run(o: Options) -> Result<()> {
                 }
                 c.call_method1("finish", (final_u, o.out.clone(), timing))
                     .map_err(py_error(py, "analysis.Collector.finish"))?;
-                println!("Wrote Field_evolution.png, SVD_Eigenvectors.png, summary.json and final.npy in {}", o.out.display());
+                println!(
+                    "Wrote Field_evolution.png, SVD_Eigenvectors.png, summary.json and final.npy in {}",
+                    o.out.display()
+                );
                 // The CuPy/numpy views die here, before the device memory they look at.
                 drop(c);
             }
             None => {
-                timing
-                    .update(meta.as_mapping())
-                    .map_err(py_error(py, "summary"))?;
+                timing.update(meta.as_mapping()).map_err(py_error(py, "summary"))?;
                 timing
                     .set_item("rows", 0)
                     .and_then(|_| timing.set_item("collections", 0))
@@ -829,11 +726,13 @@ fn run(o: Options) -> Result<()> {
                 write_summary
                     .call1((final_u, o.out.clone(), timing))
                     .map_err(py_error(py, "analysis.write_summary"))?;
-                println!("No snapshots (--snapshot-every 0): no analysis. Wrote summary.json and final.npy in {}", o.out.display());
+                println!(
+                    "No snapshots (--snapshot-every 0): no analysis. Wrote summary.json and final.npy in {}",
+                    o.out.display()
+                );
             }
         }
-        py.run(c"import gc; gc.collect()", None, None)
-            .map_err(py_error(py, "gc"))?;
+        py.run(c"import gc; gc.collect()", None, None).map_err(py_error(py, "gc"))?;
         if let Some(e) = exec {
             // SAFETY: the stream was synchronised; the graph is not launched again.
             unsafe { b.graph_exec_destroy(e) }.map_err(err("releasing the graph"))?;
@@ -841,10 +740,8 @@ fn run(o: Options) -> Result<()> {
         drop(solver);
         // SAFETY: synchronised above; nothing uses the stream or the module afterwards.
         unsafe {
-            b.stream_destroy(stream)
-                .map_err(err("releasing the stream"))?;
-            b.module_unload(module)
-                .map_err(err("unloading the kernels"))?;
+            b.stream_destroy(stream).map_err(err("releasing the stream"))?;
+            b.module_unload(module).map_err(err("unloading the kernels"))?;
         }
         Ok(())
     })
@@ -867,11 +764,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("burger-demo: {e}");
-            ExitCode::from(if e.starts_with("the snapshots do not fit") {
-                2
-            } else {
-                1
-            })
+            ExitCode::from(if e.starts_with("the snapshots do not fit") { 2 } else { 1 })
         }
     }
 }

@@ -38,9 +38,7 @@ impl<T: Element + Copy> ArrayCore<T> {
             vec![n]
         } else {
             source.extract::<Vec<usize>>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "{type_name} takes a numpy array or a shape (tuple of non-negative ints)"
-                ))
+                PyTypeError::new_err(format!("{type_name} takes a numpy array or a shape (tuple of non-negative ints)"))
             })?
         };
         let total = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
@@ -49,10 +47,8 @@ impl<T: Element + Copy> ArrayCore<T> {
             _ => return Err(PyValueError::new_err(format!("shape {shape:?} is too large"))),
         }
         // Through numpy.zeros rather than PyArray::zeros, which panics when the allocation fails.
-        let host = py
-            .import("numpy")?
-            .call_method1("zeros", (shape, numpy::dtype::<T>(py)))?
-            .cast_into::<PyArrayDyn<T>>()?;
+        let host =
+            py.import("numpy")?.call_method1("zeros", (shape, numpy::dtype::<T>(py)))?.cast_into::<PyArrayDyn<T>>()?;
         Ok(ArrayCore { host: host.unbind(), device: None, last_status: 0 })
     }
 
@@ -100,12 +96,19 @@ impl<T: Element + Copy> ArrayCore<T> {
         })
     }
 
-    pub fn to_device(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>, type_name: &str) -> PyResult<CudaStatus> {
+    pub fn to_device(
+        &mut self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, CudaStream>>,
+        type_name: &str,
+    ) -> PyResult<CudaStatus> {
         let dst = self.device_ptr(type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
-        let host = self.host.bind(py).try_readonly().map_err(|e| {
-            PyValueError::new_err(format!("cannot read the host array of this {type_name}: {e}"))
-        })?;
+        let host = self
+            .host
+            .bind(py)
+            .try_readonly()
+            .map_err(|e| PyValueError::new_err(format!("cannot read the host array of this {type_name}: {e}")))?;
         let bytes = self.nbytes(py);
         let b = backend()?;
         // as_slice() also accepts Fortran order; the device copy is always C order.
@@ -126,7 +129,12 @@ impl<T: Element + Copy> ArrayCore<T> {
         self.status(result)
     }
 
-    pub fn to_host(&mut self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>, type_name: &str) -> PyResult<CudaStatus> {
+    pub fn to_host(
+        &mut self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, CudaStream>>,
+        type_name: &str,
+    ) -> PyResult<CudaStatus> {
         let src = self.device_ptr(type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
         let bytes = self.nbytes(py);
@@ -162,7 +170,7 @@ impl<T: Element + Copy> ArrayCore<T> {
 macro_rules! device_array {
     ($name:ident, $pyname:literal, $t:ty, $ptr:ident) => {
         #[pyclass(name = $pyname, module = "pygpu")]
-        pub struct $name($crate::array::ArrayCore<$t>);
+        pub struct $name($crate::python::array::ArrayCore<$t>);
 
         // to_device/to_host are PyGPU's names, not conversions of self.
         #[allow(clippy::wrong_self_convention)]
@@ -170,7 +178,7 @@ macro_rules! device_array {
         impl $name {
             #[new]
             fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
-                Ok($name($crate::array::ArrayCore::new(source, $pyname)?))
+                Ok($name($crate::python::array::ArrayCore::new(source, $pyname)?))
             }
 
             /// Allocates the device side (once); returns the status.
@@ -196,11 +204,14 @@ macro_rules! device_array {
             }
 
             /// An unsafe pointer wrapper to the device side (keeps this array alive).
-            fn device_data(slf: &Bound<'_, Self>) -> PyResult<$crate::ptr_wrapper::$ptr> {
+            fn device_data(slf: &Bound<'_, Self>) -> PyResult<$crate::python::ptr_wrapper::$ptr> {
                 let ptr = slf.borrow().0.device.as_ref().map(|b| b.ptr()).ok_or_else(|| {
                     PyValueError::new_err(concat!("this ", $pyname, " has no device memory yet: call allocate() first"))
                 })?;
-                Ok($crate::ptr_wrapper::$ptr($crate::ptr_wrapper::Pointer::unsafe_device(ptr, Some(slf.clone().into_any().unbind()))))
+                Ok($crate::python::ptr_wrapper::$ptr($crate::python::ptr_wrapper::Pointer::unsafe_device(
+                    ptr,
+                    Some(slf.clone().into_any().unbind()),
+                )))
             }
 
             fn size(&self, py: Python<'_>) -> usize {
@@ -234,15 +245,11 @@ macro_rules! device_array {
     };
 }
 
-use num_complex::{Complex32, Complex64};
+/// One class per row of the dtype table.
+macro_rules! device_array_of {
+    ($t:ty, $name:ident, $pyname:literal, $ptr:ident, $ptrname:literal) => {
+        device_array!($name, $pyname, $t, $ptr);
+    };
+}
 
-device_array!(DeviceArrayInt16, "DeviceArray_int16", i16, PointerWrapperInt16);
-device_array!(DeviceArrayInt32, "DeviceArray_int32", i32, PointerWrapperInt32);
-device_array!(DeviceArrayInt64, "DeviceArray_int64", i64, PointerWrapperInt64);
-device_array!(DeviceArrayUint16, "DeviceArray_uint16", u16, PointerWrapperUint16);
-device_array!(DeviceArrayUint32, "DeviceArray_uint32", u32, PointerWrapperUint32);
-device_array!(DeviceArrayUint64, "DeviceArray_uint64", u64, PointerWrapperUint64);
-device_array!(DeviceArrayFloat32, "DeviceArray_float32", f32, PointerWrapperFloat32);
-device_array!(DeviceArrayFloat64, "DeviceArray_float64", f64, PointerWrapperFloat64);
-device_array!(DeviceArrayComplex64, "DeviceArray_complex64", Complex32, PointerWrapperComplex64);
-device_array!(DeviceArrayComplex128, "DeviceArray_complex128", Complex64, PointerWrapperComplex128);
+crate::python::dtypes::for_each_dtype!(device_array_of);

@@ -1,242 +1,6 @@
-//! The CUDA backend over the driver API, loaded at run time from libcuda: building needs
-//! no toolkit, running needs only the NVIDIA driver. It keeps the runtime API's model —
-//! each device's primary context, one current device per host thread — so device
-//! pointers are shared with CuPy, PyTorch and runtime-API C++ in the same process.
-//!
-//! cudarc supplies the driver's types and library names. We resolve the entry points
-//! ourselves, typed to return a raw `i32`: cudarc's loader panics on a missing library
-//! and its `CUresult` enum cannot hold a code a newer driver might return.
+//! `Backend` for `CudaBackend`: each operation as the driver API call that performs it.
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
-use std::ptr::null_mut;
-use std::sync::OnceLock;
-
-use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUmodule, CUstream, CUuuid,
-};
-use libloading::Library;
-
-use super::error::CUDA_ERROR_INVALID_DEVICE;
-use super::kernel::{FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, ModuleHandle};
-use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
-
-/// The oldest driver whose API we rely on: CUDA 12.0.
-const MIN_DRIVER_VERSION: c_int = 12000;
-
-macro_rules! driver_api {
-    ($($name:ident($($arg:ty),*);)*) => {
-        #[allow(non_snake_case)]
-        struct DriverApi {
-            $($name: unsafe extern "C" fn($($arg),*) -> c_int,)*
-        }
-
-        impl DriverApi {
-            /// # Safety
-            /// `lib` is the NVIDIA driver library, whose symbols have these C signatures.
-            unsafe fn load(lib: &Library) -> std::result::Result<Self, String> {
-                Ok(DriverApi {
-                    $($name: unsafe {
-                        *lib.get::<unsafe extern "C" fn($($arg),*) -> c_int>(
-                            concat!(stringify!($name), "\0").as_bytes(),
-                        )
-                        .map_err(|e| format!("the NVIDIA driver lacks {}: {e}", stringify!($name)))?
-                    },)*
-                })
-            }
-        }
-    };
-}
-
-driver_api! {
-    cuInit(c_uint);
-    cuDriverGetVersion(*mut c_int);
-    cuGetErrorName(c_int, *mut *const c_char);
-    cuGetErrorString(c_int, *mut *const c_char);
-    cuDeviceGetCount(*mut c_int);
-    cuDeviceGet(*mut CUdevice, c_int);
-    cuDeviceGetName(*mut c_char, c_int, CUdevice);
-    cuDeviceGetUuid_v2(*mut CUuuid, CUdevice);
-    cuDeviceGetAttribute(*mut c_int, c_int, CUdevice);
-    cuDeviceTotalMem_v2(*mut usize, CUdevice);
-    cuDevicePrimaryCtxRetain(*mut CUcontext, CUdevice);
-    cuCtxGetCurrent(*mut CUcontext);
-    cuCtxSetCurrent(CUcontext);
-    cuCtxGetDevice(*mut CUdevice);
-    cuCtxSynchronize();
-    cuMemGetInfo_v2(*mut usize, *mut usize);
-    cuMemAlloc_v2(*mut CUdeviceptr, usize);
-    cuMemFree_v2(CUdeviceptr);
-    cuMemHostAlloc(*mut *mut c_void, usize, c_uint);
-    cuMemFreeHost(*mut c_void);
-    cuMemcpyHtoD_v2(CUdeviceptr, *const c_void, usize);
-    cuMemcpyDtoH_v2(*mut c_void, CUdeviceptr, usize);
-    cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, usize);
-    cuMemcpyHtoDAsync_v2(CUdeviceptr, *const c_void, usize, CUstream);
-    cuMemcpyDtoHAsync_v2(*mut c_void, CUdeviceptr, usize, CUstream);
-    cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, usize, CUstream);
-    cuMemsetD8Async(CUdeviceptr, u8, usize, CUstream);
-    cuMemsetD16Async(CUdeviceptr, u16, usize, CUstream);
-    cuMemsetD32Async(CUdeviceptr, c_uint, usize, CUstream);
-    cuStreamCreate(*mut CUstream, c_uint);
-    cuStreamDestroy_v2(CUstream);
-    cuStreamSynchronize(CUstream);
-    cuStreamQuery(CUstream);
-    cuStreamWaitEvent(CUstream, CUevent, c_uint);
-    cuEventCreate(*mut CUevent, c_uint);
-    cuEventDestroy_v2(CUevent);
-    cuEventRecord(CUevent, CUstream);
-    cuEventSynchronize(CUevent);
-    cuEventQuery(CUevent);
-    cuEventElapsedTime(*mut f32, CUevent, CUevent);
-    cuModuleLoadDataEx(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
-    cuModuleUnload(CUmodule);
-    cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);
-    cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
-    cuFuncGetAttribute(*mut c_int, c_int, CUfunction);
-    cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, *mut c_void, usize, c_int);
-    cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
-    cuStreamBeginCapture_v2(CUstream, c_int);
-    cuStreamEndCapture(CUstream, *mut CUgraph);
-    cuStreamIsCapturing(CUstream, *mut c_int);
-    cuGraphInstantiateWithFlags(*mut CUgraphExec, CUgraph, u64);
-    cuGraphLaunch(CUgraphExec, CUstream);
-    cuGraphDestroy(CUgraph);
-    cuGraphExecDestroy(CUgraphExec);
-}
-
-/// JIT options of cuModuleLoadDataEx (CUjit_option).
-const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
-const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
-const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
-const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
-const JIT_LOG_BYTES: usize = 16 * 1024;
-/// Captures record work of this thread only; other threads' unsafe calls are not affected.
-const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
-
-const CUDA_ERROR_NOT_READY: c_int = 600;
-
-/// cuFuncGetParamInfo exists from CUDA 12.4 drivers on; older ones simply skip the check.
-type ParamInfoFn = unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> c_int;
-
-pub struct CudaBackend {
-    api: DriverApi,
-    param_info: Option<ParamInfoFn>,
-    /// Kept so the function pointers in `api` stay valid for the life of the process.
-    _lib: Library,
-    /// Each device's primary context (as an address), retained on first use and never
-    /// released, like the runtime API's.
-    primary: Vec<OnceLock<usize>>,
-    /// A failed cuInit is reported by every call, as the runtime API does.
-    init_status: c_int,
-}
-
-fn check(code: c_int) -> Result<()> {
-    if code == 0 {
-        Ok(())
-    } else {
-        Err(Error::api(code, BackendKind::Cuda))
-    }
-}
-
-fn stream(s: Option<StreamHandle>) -> CUstream {
-    s.map_or(null_mut(), |s| s.0 as CUstream)
-}
-
-impl CudaBackend {
-    pub fn new() -> Result<Self> {
-        let candidates = cudarc::get_lib_name_candidates("cuda");
-        // SAFETY: loading the NVIDIA driver runs only its own initialisers.
-        let lib = candidates
-            .iter()
-            .find_map(|name| unsafe { Library::new(name) }.ok())
-            .ok_or_else(|| {
-                Error::Unavailable(format!(
-                    "the NVIDIA driver library was not found (looked for libcuda.so.1 and {} other names); \
-                     install the NVIDIA driver, or use another backend",
-                    candidates.len() - 1
-                ))
-            })?;
-        // SAFETY: lib is the driver library; the table's signatures match cuda.h.
-        let api = unsafe { DriverApi::load(&lib) }.map_err(|e| {
-            Error::Unavailable(format!("{e}; pygpu needs an NVIDIA driver for CUDA 12.0 or newer"))
-        })?;
-        let mut version: c_int = 0;
-        // SAFETY: valid out-pointer.
-        unsafe { (api.cuDriverGetVersion)(&mut version) };
-        if version < MIN_DRIVER_VERSION {
-            return Err(Error::Unavailable(format!(
-                "the NVIDIA driver supports CUDA {}.{}; pygpu needs CUDA 12.0 or newer: update the driver",
-                version / 1000,
-                (version % 1000) / 10
-            )));
-        }
-        // SAFETY: plain driver call.
-        let init_status = unsafe { (api.cuInit)(0) };
-        let mut count: c_int = 0;
-        if init_status == 0 {
-            // SAFETY: valid out-pointer.
-            unsafe { (api.cuDeviceGetCount)(&mut count) };
-        }
-        // SAFETY: the symbol, where present, has the ParamInfoFn signature (cuda.h, 12.4+).
-        let param_info = unsafe { lib.get::<ParamInfoFn>(b"cuFuncGetParamInfo\0") }.ok().map(|f| *f);
-        Ok(CudaBackend {
-            api,
-            param_info,
-            _lib: lib,
-            primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
-            init_status,
-        })
-    }
-
-    fn primary_context(&self, device: i32) -> Result<CUcontext> {
-        check(self.init_status)?;
-        let slot = usize::try_from(device)
-            .ok()
-            .and_then(|d| self.primary.get(d))
-            .ok_or(Error::api(CUDA_ERROR_INVALID_DEVICE, BackendKind::Cuda))?;
-        if let Some(ctx) = slot.get() {
-            return Ok(*ctx as CUcontext);
-        }
-        let mut ctx: CUcontext = null_mut();
-        // SAFETY: device is a valid ordinal (checked against the count above).
-        check(unsafe { (self.api.cuDevicePrimaryCtxRetain)(&mut ctx, device) })?;
-        // Two threads may race to retain; the loser's extra reference is harmless, as
-        // primary contexts are never released by us.
-        Ok(*slot.get_or_init(|| ctx as usize) as CUcontext)
-    }
-
-    /// Makes sure the calling thread has a current context, as the runtime API does
-    /// lazily: the primary context of device 0 unless one was set.
-    fn ensure_context(&self) -> Result<()> {
-        let mut ctx: CUcontext = null_mut();
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
-        if ctx.is_null() {
-            let primary = self.primary_context(0)?;
-            // SAFETY: primary is a retained, live context.
-            check(unsafe { (self.api.cuCtxSetCurrent)(primary) })?;
-        }
-        Ok(())
-    }
-
-    fn driver_text(&self, f: unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int, code: i32) -> Option<String> {
-        let mut text: *const c_char = std::ptr::null();
-        // SAFETY: on success the driver returns a static NUL-terminated string.
-        let status = unsafe { f(code, &mut text) };
-        if status != 0 || text.is_null() {
-            return None;
-        }
-        // SAFETY: non-null, static and NUL-terminated (see above).
-        Some(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
-    }
-
-    fn attribute(&self, attr: CUdevice_attribute, device: CUdevice) -> Result<i32> {
-        let mut value: c_int = 0;
-        // SAFETY: valid out-pointer; the driver validates device and attribute.
-        check(unsafe { (self.api.cuDeviceGetAttribute)(&mut value, attr as c_int, device) })?;
-        Ok(value)
-    }
-}
+use super::*;
 
 impl Backend for CudaBackend {
     fn kind(&self) -> BackendKind {
@@ -394,18 +158,17 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn memset(&self, dst: DevicePtr, value: u32, element_size: usize, count: usize, s: Option<StreamHandle>) -> Result<()> {
+    fn memset_value(&self, dst: DevicePtr, value: MemsetValue, count: usize, s: Option<StreamHandle>) -> Result<()> {
         if count == 0 {
             return Ok(());
         }
         self.ensure_context()?;
         // SAFETY: only device addresses, which the driver validates.
         check(unsafe {
-            match element_size {
-                1 => (self.api.cuMemsetD8Async)(dst, value as u8, count, stream(s)),
-                2 => (self.api.cuMemsetD16Async)(dst, value as u16, count, stream(s)),
-                4 => (self.api.cuMemsetD32Async)(dst, value, count, stream(s)),
-                _ => return Err(Error::InvalidArgument(format!("memset element size must be 1, 2 or 4, not {element_size}"))),
+            match value {
+                MemsetValue::U8(v) => (self.api.cuMemsetD8Async)(dst, v, count, stream(s)),
+                MemsetValue::U16(v) => (self.api.cuMemsetD16Async)(dst, v, count, stream(s)),
+                MemsetValue::U32(v) => (self.api.cuMemsetD32Async)(dst, v, count, stream(s)),
             }
         })?;
         if s.is_none() {
@@ -516,15 +279,30 @@ impl Backend for CudaBackend {
         // SAFETY: data is a NUL-terminated image; the log buffers live across the call and
         // their sizes are given; options and values have the same length.
         let code = unsafe {
-            (self.api.cuModuleLoadDataEx)(&mut module, data.as_ptr() as *const c_void, options.len() as c_uint, options.as_mut_ptr(), values.as_mut_ptr())
+            (self.api.cuModuleLoadDataEx)(
+                &mut module,
+                data.as_ptr() as *const c_void,
+                options.len() as c_uint,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
         };
         if code != 0 {
-            let log = |buf: &[u8]| String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]).trim().to_string();
-            let detail = [log(&error_log), log(&info_log)].into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
+            let log = |buf: &[u8]| {
+                String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())])
+                    .trim()
+                    .to_string()
+            };
+            let detail =
+                [log(&error_log), log(&info_log)].into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
             return Err(Error::Detailed {
                 code,
                 backend: BackendKind::Cuda,
-                detail: if detail.is_empty() { "the JIT log is empty".to_string() } else { format!("JIT log:\n{detail}") },
+                detail: if detail.is_empty() {
+                    "the JIT log is empty".to_string()
+                } else {
+                    format!("JIT log:\n{detail}")
+                },
             });
         }
         Ok(ModuleHandle(module as usize))
@@ -542,7 +320,11 @@ impl Backend for CudaBackend {
         // SAFETY: live module (kept alive by its owner), NUL-terminated name, valid out-pointer.
         let code = unsafe { (self.api.cuModuleGetFunction)(&mut function, module.0 as CUmodule, cname.as_ptr()) };
         if code != 0 {
-            return Err(Error::Detailed { code, backend: BackendKind::Cuda, detail: format!("no kernel named {name:?} in this module (is it extern \"C\"?)") });
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Cuda,
+                detail: format!("no kernel named {name:?} in this module (is it extern \"C\"?)"),
+            });
         }
         Ok(FunctionHandle(function as usize))
     }
@@ -551,9 +333,14 @@ impl Backend for CudaBackend {
         let cname = symbol_name(name)?;
         let (mut ptr, mut bytes): (CUdeviceptr, usize) = (0, 0);
         // SAFETY: as for module_get_function.
-        let code = unsafe { (self.api.cuModuleGetGlobal_v2)(&mut ptr, &mut bytes, module.0 as CUmodule, cname.as_ptr()) };
+        let code =
+            unsafe { (self.api.cuModuleGetGlobal_v2)(&mut ptr, &mut bytes, module.0 as CUmodule, cname.as_ptr()) };
         if code != 0 {
-            return Err(Error::Detailed { code, backend: BackendKind::Cuda, detail: format!("no global named {name:?} in this module") });
+            return Err(Error::Detailed {
+                code,
+                backend: BackendKind::Cuda,
+                detail: format!("no global named {name:?} in this module"),
+            });
         }
         Ok((ptr, bytes))
     }
@@ -580,17 +367,35 @@ impl Backend for CudaBackend {
         Ok(value)
     }
 
-    fn max_potential_block_size(&self, function: FunctionHandle, dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
+    fn max_potential_block_size(
+        &self,
+        function: FunctionHandle,
+        dynamic_shared: usize,
+        block_limit: i32,
+    ) -> Result<(i32, i32)> {
         self.ensure_context()?;
         let (mut grid, mut block): (c_int, c_int) = (0, 0);
         // SAFETY: live function handle, valid out-pointers, no per-block-size callback.
         check(unsafe {
-            (self.api.cuOccupancyMaxPotentialBlockSize)(&mut grid, &mut block, function.0 as CUfunction, null_mut(), dynamic_shared, block_limit)
+            (self.api.cuOccupancyMaxPotentialBlockSize)(
+                &mut grid,
+                &mut block,
+                function.0 as CUfunction,
+                null_mut(),
+                dynamic_shared,
+                block_limit,
+            )
         })?;
         Ok((grid, block))
     }
 
-    unsafe fn launch_kernel(&self, function: FunctionHandle, config: &LaunchConfig, s: StreamHandle, args: &KernelArgs) -> Result<()> {
+    unsafe fn launch_kernel(
+        &self,
+        function: FunctionHandle,
+        config: &LaunchConfig,
+        s: StreamHandle,
+        args: &KernelArgs,
+    ) -> Result<()> {
         self.ensure_context()?;
         let mut pointers = args.pointers();
         let [gx, gy, gz] = config.grid;
@@ -599,7 +404,15 @@ impl Backend for CudaBackend {
         // values before returning, so `pointers` need only live across the call.
         check(unsafe {
             (self.api.cuLaunchKernel)(
-                function.0 as CUfunction, gx, gy, gz, bx, by, bz, config.shared_bytes, stream(Some(s)),
+                function.0 as CUfunction,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                config.shared_bytes,
+                stream(Some(s)),
                 if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
                 null_mut(),
             )
@@ -651,21 +464,16 @@ impl Backend for CudaBackend {
 
     fn error_string(&self, code: i32) -> Option<String> {
         // Our table first (the runtime's wording); the driver knows codes newer than it.
-        if super::error::known_code(code) {
+        if crate::runtime::error::known_code(code) {
             return None;
         }
         self.driver_text(self.api.cuGetErrorString, code)
     }
 
     fn error_name(&self, code: i32) -> Option<String> {
-        if super::error::known_code(code) {
+        if crate::runtime::error::known_code(code) {
             return None;
         }
         self.driver_text(self.api.cuGetErrorName, code)
     }
-}
-
-/// A C string for a symbol lookup; a name with a NUL byte cannot name anything.
-pub(crate) fn symbol_name(name: &str) -> Result<CString> {
-    CString::new(name).map_err(|_| Error::InvalidArgument(format!("a symbol name cannot contain NUL bytes: {name:?}")))
 }

@@ -9,16 +9,16 @@ use std::sync::Arc;
 
 use libloading::Library;
 
-use super::cuda::symbol_name;
-use super::kernel::{KernelArgs, LaunchConfig};
-use super::{BackendKind, DevicePtr, Error, Result};
+use crate::runtime::kernel::{symbol_name, KernelArgs, LaunchConfig};
+use crate::runtime::{BackendKind, DevicePtr, Error, Result};
 
 /// The kernels-library ABI this loader speaks.
 const HOST_ABI_VERSION: c_uint = 1;
 const ELF_MAGIC: &[u8] = b"\x7fELF";
-/// cudaErrorInvalidKernelImage / cudaErrorSymbolNotFound: what a GPU reports for the same faults.
-const INVALID_IMAGE: i32 = 200;
-const SYMBOL_NOT_FOUND: i32 = 500;
+// cudaErrorInvalidKernelImage / cudaErrorSymbolNotFound: what a GPU reports for the same faults.
+use crate::runtime::error::{
+    CUDA_ERROR_INVALID_KERNEL_IMAGE as INVALID_IMAGE, CUDA_ERROR_SYMBOL_NOT_FOUND as SYMBOL_NOT_FOUND,
+};
 
 type LaunchFn = unsafe extern "C" fn(*const c_uint, *const c_uint, *mut *mut c_void, usize) -> c_int;
 
@@ -48,7 +48,10 @@ impl HostLibrary {
         // SAFETY: memfd_create takes a NUL-terminated name and returns a new fd or -1.
         let fd = unsafe { libc::memfd_create(c"pygpu-kernels".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
-            return Err(module_error(INVALID_IMAGE, format!("memfd_create failed: {}", std::io::Error::last_os_error())));
+            return Err(module_error(
+                INVALID_IMAGE,
+                format!("memfd_create failed: {}", std::io::Error::last_os_error()),
+            ));
         }
         // SAFETY: fd is a fresh descriptor that nothing else owns.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -61,15 +64,15 @@ impl HostLibrary {
         let library = unsafe { Library::new(&path) }
             .map_err(|e| module_error(INVALID_IMAGE, format!("the shared library did not load: {e}")))?;
         // SAFETY: a kernels library exports these as the types declared in pygpu_kernel.h.
-        let version = unsafe { library.get::<*const c_uint>(b"pygpu_host_abi_version\0") }
-            .ok()
-            .map(|sym| unsafe { **sym });
+        let version =
+            unsafe { library.get::<*const c_uint>(b"pygpu_host_abi_version\0") }.ok().map(|sym| unsafe { **sym });
         if version != Some(HOST_ABI_VERSION) {
             return Err(module_error(
                 INVALID_IMAGE,
                 format!("not a pygpu kernels library of ABI {HOST_ABI_VERSION} (found {version:?}): rebuild it with kernels/build.sh"),
             ));
         }
+        // SAFETY: the ABI version check above proved this is a pygpu kernels library.
         let kernel_names = unsafe { kernel_names(&library) };
         Ok(HostLibrary { library, kernel_names, _image: file })
     }
@@ -77,14 +80,12 @@ impl HostLibrary {
     pub(super) fn function(self: &Arc<Self>, name: &str) -> Result<HostFunction> {
         let symbol = symbol_name(&format!("pygpu_launch_{name}"))?;
         // SAFETY: pygpu_launch_<name> has the LaunchFn signature in every kernels library.
-        let launch = unsafe { self.library.get::<LaunchFn>(symbol.as_bytes_with_nul()) }
-            .map(|f| *f)
-            .map_err(|_| {
-                module_error(
-                    SYMBOL_NOT_FOUND,
-                    format!("no kernel named {name:?} in this module; it has: {}", self.kernel_names.join(", ")),
-                )
-            })?;
+        let launch = unsafe { self.library.get::<LaunchFn>(symbol.as_bytes_with_nul()) }.map(|f| *f).map_err(|_| {
+            module_error(
+                SYMBOL_NOT_FOUND,
+                format!("no kernel named {name:?} in this module; it has: {}", self.kernel_names.join(", ")),
+            )
+        })?;
         let sizes_symbol = symbol_name(&format!("pygpu_param_sizes_{name}"))?;
         // SAFETY: pygpu_param_sizes_<name> is a `const size_t* const` to a 0-terminated
         // array (pygpu_kernel.h); a kernel has at most a few dozen parameters.
@@ -146,7 +147,8 @@ impl HostFunction {
         let argv = if pointers.is_empty() { std::ptr::null_mut() } else { pointers.as_mut_ptr() };
         // SAFETY: grid and block are 3-element arrays; argv points at the packed values;
         // the caller vouches for what the kernel does with them.
-        let code = unsafe { (self.launch)(config.grid.as_ptr(), config.block.as_ptr(), argv, config.shared_bytes as usize) };
+        let code =
+            unsafe { (self.launch)(config.grid.as_ptr(), config.block.as_ptr(), argv, config.shared_bytes as usize) };
         if code == 0 {
             Ok(())
         } else {

@@ -46,7 +46,7 @@ impl Pointer {
 macro_rules! pointer_wrapper {
     ($name:ident, $pyname:literal, $t:ty) => {
         #[pyclass(name = $pyname, module = "pygpu", frozen)]
-        pub struct $name(pub $crate::ptr_wrapper::Pointer);
+        pub struct $name(pub $crate::python::ptr_wrapper::Pointer);
 
         #[pymethods]
         impl $name {
@@ -58,10 +58,11 @@ macro_rules! pointer_wrapper {
                 if let Ok(array) = target.cast::<PyArrayDyn<$t>>() {
                     if !array.is_c_contiguous() {
                         return Err(PyValueError::new_err(concat!(
-                            $pyname, " needs a C-contiguous array: pass numpy.ascontiguousarray(a)"
+                            $pyname,
+                            " needs a C-contiguous array: pass numpy.ascontiguousarray(a)"
                         )));
                     }
-                    return Ok($name($crate::ptr_wrapper::Pointer {
+                    return Ok($name($crate::python::ptr_wrapper::Pointer {
                         address: array.data() as u64,
                         count: array.len(),
                         safe: true,
@@ -69,7 +70,7 @@ macro_rules! pointer_wrapper {
                     }));
                 }
                 if let Ok(address) = target.extract::<u64>() {
-                    return Ok($name($crate::ptr_wrapper::Pointer::unsafe_device(address, None)));
+                    return Ok($name($crate::python::ptr_wrapper::Pointer::unsafe_device(address, None)));
                 }
                 Err(PyTypeError::new_err(format!(
                     concat!($pyname, " wraps a numpy array of dtype ", stringify!($t), " or an int address, not {}"),
@@ -96,26 +97,17 @@ macro_rules! pointer_wrapper {
             }
 
             fn __repr__(&self) -> String {
-                format!(
-                    "<{} 0x{:x} ({})>",
-                    $pyname,
-                    self.0.address,
-                    if self.0.safe { "safe" } else { "unsafe" }
-                )
+                format!("<{} 0x{:x} ({})>", $pyname, self.0.address, if self.0.safe { "safe" } else { "unsafe" })
             }
         }
     };
 }
 
-use num_complex::{Complex32, Complex64};
+/// One class per row of the dtype table.
+macro_rules! pointer_wrapper_of {
+    ($t:ty, $array:ident, $arrayname:literal, $name:ident, $pyname:literal) => {
+        pointer_wrapper!($name, $pyname, $t);
+    };
+}
 
-pointer_wrapper!(PointerWrapperInt16, "pointer_wrapper_int16", i16);
-pointer_wrapper!(PointerWrapperInt32, "pointer_wrapper_int32", i32);
-pointer_wrapper!(PointerWrapperInt64, "pointer_wrapper_int64", i64);
-pointer_wrapper!(PointerWrapperUint16, "pointer_wrapper_uint16", u16);
-pointer_wrapper!(PointerWrapperUint32, "pointer_wrapper_uint32", u32);
-pointer_wrapper!(PointerWrapperUint64, "pointer_wrapper_uint64", u64);
-pointer_wrapper!(PointerWrapperFloat32, "pointer_wrapper_float32", f32);
-pointer_wrapper!(PointerWrapperFloat64, "pointer_wrapper_float64", f64);
-pointer_wrapper!(PointerWrapperComplex64, "pointer_wrapper_complex64", Complex32);
-pointer_wrapper!(PointerWrapperComplex128, "pointer_wrapper_complex128", Complex64);
+crate::python::dtypes::for_each_dtype!(pointer_wrapper_of);

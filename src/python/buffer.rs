@@ -1,0 +1,132 @@
+//! CPython's buffer protocol in both directions: exporting device-visible host memory as a
+//! one-dimensional byte buffer (`fill_byte_view`/`release_byte_view`, for `__getbuffer__`),
+//! and borrowing a C-contiguous view of any host buffer (`HostView`).
+
+use std::ffi::{c_int, c_void, CString};
+
+use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::runtime::Error;
+
+/// Fills a writable one-dimensional byte view.
+///
+/// # Safety
+/// `view` is the struct Python passed to `__getbuffer__`; `ptr` is valid for `bytes`
+/// for as long as `owner` lives.
+pub(crate) unsafe fn fill_byte_view(
+    view: *mut ffi::Py_buffer,
+    flags: c_int,
+    ptr: *mut c_void,
+    bytes: usize,
+    owner: Bound<'_, PyAny>,
+) -> PyResult<()> {
+    if view.is_null() {
+        return Err(PyBufferError::new_err("view is null"));
+    }
+    let len = isize::try_from(bytes).map_err(|_| PyBufferError::new_err("buffer too large"))?;
+    // SAFETY: view is non-null and ours to fill; shape and strides point into a boxed
+    // pair that release_byte_view frees, format into a CString it frees likewise.
+    unsafe {
+        (*view).obj = owner.into_ptr();
+        (*view).buf = ptr;
+        (*view).len = len;
+        (*view).readonly = 0;
+        (*view).itemsize = 1;
+        (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
+            CString::from(c"B").into_raw()
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).ndim = 1;
+        let dims = Box::into_raw(Box::new([len, 1isize]));
+        (*view).shape = dims as *mut isize;
+        (*view).strides = (dims as *mut isize).add(1);
+        (*view).suboffsets = std::ptr::null_mut();
+        (*view).internal = dims as *mut c_void;
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `view` was filled by `fill_byte_view`.
+pub(crate) unsafe fn release_byte_view(view: *mut ffi::Py_buffer) {
+    // SAFETY: format and internal were allocated by fill_byte_view and are freed once.
+    unsafe {
+        if !(*view).format.is_null() {
+            drop(CString::from_raw((*view).format));
+        }
+        if !(*view).internal.is_null() {
+            drop(Box::from_raw((*view).internal as *mut [isize; 2]));
+        }
+    }
+}
+
+/// A C-contiguous view of a host buffer (a numpy array of any rank, bytes, a
+/// memoryview...), released when dropped. PyBuffer is not used because it refuses
+/// zero-dimensional buffers such as numpy scalars and 0-d arrays.
+pub struct HostView {
+    view: ffi::Py_buffer,
+}
+
+impl HostView {
+    pub fn get(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
+        let flags = ffi::PyBUF_C_CONTIGUOUS | if writable { ffi::PyBUF_WRITABLE } else { 0 };
+        Self::request(obj, flags).map_err(|e| {
+            // SAFETY: obj is a live object.
+            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+                return PyTypeError::new_err(format!(
+                    "expected a host buffer such as a numpy array, got {}",
+                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ));
+            }
+            let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
+            let message = if readonly {
+                "the destination host buffer is read-only".to_string()
+            } else {
+                format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
+            };
+            Error::InvalidArgument(message).into()
+        })
+    }
+
+    fn request(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
+        let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
+        // SAFETY: obj is live; on success the view is initialised and released in Drop.
+        if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), view.as_mut_ptr(), flags) } != 0 {
+            return Err(PyErr::fetch(obj.py()));
+        }
+        // SAFETY: PyObject_GetBuffer succeeded.
+        Ok(HostView { view: unsafe { view.assume_init() } })
+    }
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.view.buf as *mut u8
+    }
+
+    pub fn len(&self) -> usize {
+        usize::try_from(self.view.len).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The exported bytes.
+    pub fn bytes(&self) -> &[u8] {
+        if self.view.buf.is_null() || self.is_empty() {
+            return &[];
+        }
+        // SAFETY: the exporter guarantees len readable bytes at buf while the view lives.
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.len()) }
+    }
+}
+
+impl Drop for HostView {
+    fn drop(&mut self) {
+        // SAFETY: releases the view obtained in `request` exactly once. Views are only
+        // created and dropped by code holding the GIL (they never cross detach()).
+        unsafe { ffi::PyBuffer_Release(&mut self.view) };
+    }
+}

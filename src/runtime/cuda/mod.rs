@@ -1,0 +1,145 @@
+//! The CUDA backend over the driver API, loaded at run time from libcuda: building needs
+//! no toolkit, running needs only the NVIDIA driver. It keeps the runtime API's model —
+//! each device's primary context, one current device per host thread — so device
+//! pointers are shared with CuPy, PyTorch and runtime-API C++ in the same process.
+//!
+//! cudarc supplies the driver's types and library names. We resolve the entry points
+//! ourselves, typed to return a raw `i32`: cudarc's loader panics on a missing library
+//! and its `CUresult` enum cannot hold a code a newer driver might return.
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ptr::null_mut;
+use std::sync::OnceLock;
+
+use libloading::Library;
+
+use super::error::{CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_READY};
+use super::{
+    kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
+    MemsetValue, ModuleHandle,
+};
+use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
+
+/// The oldest driver whose API we rely on: CUDA 12.0.
+const MIN_DRIVER_VERSION: c_int = 12000;
+
+mod backend;
+pub(crate) mod sys;
+
+use sys::*;
+
+pub struct CudaBackend {
+    api: DriverApi,
+    param_info: Option<ParamInfoFn>,
+    /// Kept so the function pointers in `api` stay valid for the life of the process.
+    _lib: Library,
+    /// Each device's primary context (as an address), retained on first use and never
+    /// released, like the runtime API's.
+    primary: Vec<OnceLock<usize>>,
+    /// A failed cuInit is reported by every call, as the runtime API does.
+    init_status: c_int,
+}
+
+fn check(code: c_int) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(Error::api(code, BackendKind::Cuda))
+    }
+}
+
+fn stream(s: Option<StreamHandle>) -> CUstream {
+    s.map_or(null_mut(), |s| s.0 as CUstream)
+}
+
+impl CudaBackend {
+    pub fn new() -> Result<Self> {
+        let candidates = cudarc::get_lib_name_candidates("cuda");
+        // SAFETY: loading the NVIDIA driver runs only its own initialisers.
+        let lib = candidates.iter().find_map(|name| unsafe { Library::new(name) }.ok()).ok_or_else(|| {
+            Error::Unavailable(format!(
+                "the NVIDIA driver library was not found (looked for libcuda.so.1 and {} other names); \
+                     install the NVIDIA driver, or use another backend",
+                candidates.len() - 1
+            ))
+        })?;
+        // SAFETY: lib is the driver library; the table's signatures match cuda.h.
+        let api = unsafe { DriverApi::load(&lib) }
+            .map_err(|e| Error::Unavailable(format!("{e}; pygpu needs an NVIDIA driver for CUDA 12.0 or newer")))?;
+        let mut version: c_int = 0;
+        // SAFETY: valid out-pointer.
+        unsafe { (api.cuDriverGetVersion)(&mut version) };
+        if version < MIN_DRIVER_VERSION {
+            return Err(Error::Unavailable(format!(
+                "the NVIDIA driver supports CUDA {}.{}; pygpu needs CUDA 12.0 or newer: update the driver",
+                version / 1000,
+                (version % 1000) / 10
+            )));
+        }
+        // SAFETY: plain driver call.
+        let init_status = unsafe { (api.cuInit)(0) };
+        let mut count: c_int = 0;
+        if init_status == 0 {
+            // SAFETY: valid out-pointer.
+            unsafe { (api.cuDeviceGetCount)(&mut count) };
+        }
+        // SAFETY: the symbol, where present, has the ParamInfoFn signature (cuda.h, 12.4+).
+        let param_info = unsafe { lib.get::<ParamInfoFn>(b"cuFuncGetParamInfo\0") }.ok().map(|f| *f);
+        Ok(CudaBackend {
+            api,
+            param_info,
+            _lib: lib,
+            primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
+            init_status,
+        })
+    }
+
+    fn primary_context(&self, device: i32) -> Result<CUcontext> {
+        check(self.init_status)?;
+        let slot = usize::try_from(device)
+            .ok()
+            .and_then(|d| self.primary.get(d))
+            .ok_or(Error::api(CUDA_ERROR_INVALID_DEVICE, BackendKind::Cuda))?;
+        if let Some(ctx) = slot.get() {
+            return Ok(*ctx as CUcontext);
+        }
+        let mut ctx: CUcontext = null_mut();
+        // SAFETY: device is a valid ordinal (checked against the count above).
+        check(unsafe { (self.api.cuDevicePrimaryCtxRetain)(&mut ctx, device) })?;
+        // Two threads may race to retain; the loser's extra reference is harmless, as
+        // primary contexts are never released by us.
+        Ok(*slot.get_or_init(|| ctx as usize) as CUcontext)
+    }
+
+    /// Makes sure the calling thread has a current context, as the runtime API does
+    /// lazily: the primary context of device 0 unless one was set.
+    fn ensure_context(&self) -> Result<()> {
+        let mut ctx: CUcontext = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
+        if ctx.is_null() {
+            let primary = self.primary_context(0)?;
+            // SAFETY: primary is a retained, live context.
+            check(unsafe { (self.api.cuCtxSetCurrent)(primary) })?;
+        }
+        Ok(())
+    }
+
+    fn driver_text(&self, f: unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int, code: i32) -> Option<String> {
+        let mut text: *const c_char = std::ptr::null();
+        // SAFETY: on success the driver returns a static NUL-terminated string.
+        let status = unsafe { f(code, &mut text) };
+        if status != 0 || text.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, static and NUL-terminated (see above).
+        Some(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+    }
+
+    fn attribute(&self, attr: CUdevice_attribute, device: CUdevice) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: valid out-pointer; the driver validates device and attribute.
+        check(unsafe { (self.api.cuDeviceGetAttribute)(&mut value, attr as c_int, device) })?;
+        Ok(value)
+    }
+}

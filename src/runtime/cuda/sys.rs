@@ -1,0 +1,105 @@
+//! The CUDA driver's raw interface: the entry points we load from libcuda, typed to return
+//! a raw `c_int` (cudarc's `CUresult` enum cannot hold a code a newer driver might return),
+//! and the constants we pass. Only declarations live here; the logic is in `super`.
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+pub(crate) use cudarc::driver::sys::{
+    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUmodule,
+    CUstream, CUuuid,
+};
+use libloading::Library;
+
+macro_rules! driver_api {
+    ($($name:ident($($arg:ty),*);)*) => {
+        #[allow(non_snake_case)]
+        pub(crate) struct DriverApi {
+            $(pub(crate) $name: unsafe extern "C" fn($($arg),*) -> c_int,)*
+        }
+
+        impl DriverApi {
+            /// # Safety
+            /// `lib` is the NVIDIA driver library, whose symbols have these C signatures.
+            pub(crate) unsafe fn load(lib: &Library) -> std::result::Result<Self, String> {
+                Ok(DriverApi {
+                    // SAFETY: our caller vouches that `lib` is the driver and these are its signatures.
+                    $($name: unsafe {
+                        *lib.get::<unsafe extern "C" fn($($arg),*) -> c_int>(
+                            concat!(stringify!($name), "\0").as_bytes(),
+                        )
+                        .map_err(|e| format!("the NVIDIA driver lacks {}: {e}", stringify!($name)))?
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+driver_api! {
+    cuInit(c_uint);
+    cuDriverGetVersion(*mut c_int);
+    cuGetErrorName(c_int, *mut *const c_char);
+    cuGetErrorString(c_int, *mut *const c_char);
+    cuDeviceGetCount(*mut c_int);
+    cuDeviceGet(*mut CUdevice, c_int);
+    cuDeviceGetName(*mut c_char, c_int, CUdevice);
+    cuDeviceGetUuid_v2(*mut CUuuid, CUdevice);
+    cuDeviceGetAttribute(*mut c_int, c_int, CUdevice);
+    cuDeviceTotalMem_v2(*mut usize, CUdevice);
+    cuDevicePrimaryCtxRetain(*mut CUcontext, CUdevice);
+    cuCtxGetCurrent(*mut CUcontext);
+    cuCtxSetCurrent(CUcontext);
+    cuCtxGetDevice(*mut CUdevice);
+    cuCtxSynchronize();
+    cuMemGetInfo_v2(*mut usize, *mut usize);
+    cuMemAlloc_v2(*mut CUdeviceptr, usize);
+    cuMemFree_v2(CUdeviceptr);
+    cuMemHostAlloc(*mut *mut c_void, usize, c_uint);
+    cuMemFreeHost(*mut c_void);
+    cuMemcpyHtoD_v2(CUdeviceptr, *const c_void, usize);
+    cuMemcpyDtoH_v2(*mut c_void, CUdeviceptr, usize);
+    cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, usize);
+    cuMemcpyHtoDAsync_v2(CUdeviceptr, *const c_void, usize, CUstream);
+    cuMemcpyDtoHAsync_v2(*mut c_void, CUdeviceptr, usize, CUstream);
+    cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, usize, CUstream);
+    cuMemsetD8Async(CUdeviceptr, u8, usize, CUstream);
+    cuMemsetD16Async(CUdeviceptr, u16, usize, CUstream);
+    cuMemsetD32Async(CUdeviceptr, c_uint, usize, CUstream);
+    cuStreamCreate(*mut CUstream, c_uint);
+    cuStreamDestroy_v2(CUstream);
+    cuStreamSynchronize(CUstream);
+    cuStreamQuery(CUstream);
+    cuStreamWaitEvent(CUstream, CUevent, c_uint);
+    cuEventCreate(*mut CUevent, c_uint);
+    cuEventDestroy_v2(CUevent);
+    cuEventRecord(CUevent, CUstream);
+    cuEventSynchronize(CUevent);
+    cuEventQuery(CUevent);
+    cuEventElapsedTime(*mut f32, CUevent, CUevent);
+    cuModuleLoadDataEx(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
+    cuModuleUnload(CUmodule);
+    cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);
+    cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
+    cuFuncGetAttribute(*mut c_int, c_int, CUfunction);
+    cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, *mut c_void, usize, c_int);
+    cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
+    cuStreamBeginCapture_v2(CUstream, c_int);
+    cuStreamEndCapture(CUstream, *mut CUgraph);
+    cuStreamIsCapturing(CUstream, *mut c_int);
+    cuGraphInstantiateWithFlags(*mut CUgraphExec, CUgraph, u64);
+    cuGraphLaunch(CUgraphExec, CUstream);
+    cuGraphDestroy(CUgraph);
+    cuGraphExecDestroy(CUgraphExec);
+}
+
+/// JIT options of cuModuleLoadDataEx (CUjit_option).
+pub(crate) const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
+pub(crate) const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
+pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
+pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
+pub(crate) const JIT_LOG_BYTES: usize = 16 * 1024;
+/// Captures record work of this thread only; other threads' unsafe calls are not affected.
+pub(crate) const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
+
+/// cuFuncGetParamInfo exists from CUDA 12.4 drivers on; older ones simply skip the check.
+pub(crate) type ParamInfoFn = unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> c_int;

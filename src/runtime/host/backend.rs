@@ -1,0 +1,388 @@
+//! `Backend` for `HostBackend`: each operation checked against the registry, then done on the CPU.
+
+use super::*;
+
+impl Backend for HostBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Host
+    }
+
+    fn device_count(&self) -> Result<i32> {
+        Ok(self.device_count)
+    }
+
+    fn set_device(&self, device: i32) -> Result<()> {
+        if !(0..self.device_count).contains(&device) {
+            return Err(Self::err(CUDA_ERROR_INVALID_DEVICE));
+        }
+        CURRENT_DEVICE.with(|d| d.set(device));
+        Ok(())
+    }
+
+    fn get_device(&self) -> Result<i32> {
+        Ok(CURRENT_DEVICE.with(|d| d.get()))
+    }
+
+    fn device_synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn device_properties(&self, device: i32) -> Result<DeviceProperties> {
+        if !(0..self.device_count).contains(&device) {
+            return Err(Self::err(CUDA_ERROR_INVALID_DEVICE));
+        }
+        let mut uuid = [0u8; 16];
+        uuid[15] = device as u8;
+        Ok(DeviceProperties {
+            name: "pygpu host backend (CPU)".to_string(),
+            uuid,
+            pci_bus_id: 0,
+            pci_device_id: device,
+            pci_domain_id: 0,
+            total_global_mem: self.total_memory,
+            major: 0,
+            minor: 0,
+            multi_processor_count: std::thread::available_parallelism().map_or(1, |n| n.get() as i32),
+        })
+    }
+
+    fn mem_get_info(&self) -> Result<(usize, usize)> {
+        let used = self.state().allocated_bytes;
+        Ok((self.total_memory.saturating_sub(used), self.total_memory))
+    }
+
+    fn malloc(&self, bytes: usize) -> Result<DevicePtr> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let mut state = self.state();
+        if bytes > self.total_memory.saturating_sub(state.allocated_bytes) {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        let layout = layout(bytes)?;
+        // SAFETY: the layout has a non-zero size. Zeroed so that no stale data of an
+        // earlier allocation is ever observable, as on a GPU with a fresh context.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        let device = CURRENT_DEVICE.with(|d| d.get());
+        state.allocations.insert(ptr as u64, (bytes, device));
+        state.allocated_bytes += bytes;
+        Ok(ptr as u64)
+    }
+
+    unsafe fn free(&self, ptr: DevicePtr) -> Result<()> {
+        if ptr == 0 {
+            return Ok(());
+        }
+        let mut state = self.state();
+        let Some((bytes, _)) = state.allocations.remove(&ptr) else {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        };
+        state.allocated_bytes -= bytes;
+        // SAFETY: ptr was returned by alloc_zeroed with this layout (the registry says so)
+        // and has just been removed from it, so it is freed exactly once.
+        unsafe { dealloc(ptr as *mut u8, layout(bytes)?) };
+        Ok(())
+    }
+
+    fn host_alloc(&self, bytes: usize) -> Result<*mut u8> {
+        let layout = layout(bytes.max(1))?;
+        // SAFETY: non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        self.state().host_allocations.insert(ptr as usize, bytes.max(1));
+        Ok(ptr)
+    }
+
+    unsafe fn host_free(&self, ptr: *mut u8) -> Result<()> {
+        let Some(bytes) = self.state().host_allocations.remove(&(ptr as usize)) else {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        };
+        // SAFETY: registered by host_alloc with this size; removed, so freed once.
+        unsafe { dealloc(ptr, layout(bytes)?) };
+        Ok(())
+    }
+
+    unsafe fn memcpy_htod(
+        &self,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        self.submit(stream, HostOp::HostToDevice { dst, src: src as usize, bytes })
+    }
+
+    unsafe fn memcpy_dtoh(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        self.submit(stream, HostOp::DeviceToHost { dst: dst as usize, src, bytes })
+    }
+
+    fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
+        self.submit(stream, HostOp::DeviceToDevice { dst, src, bytes })
+    }
+
+    fn memset_value(
+        &self,
+        dst: DevicePtr,
+        value: MemsetValue,
+        count: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let (value, element_size) = (value.bits(), value.element_size());
+        self.submit(stream, HostOp::Memset { dst, value, element_size, count })
+    }
+
+    fn stream_create(&self, _flags: u32) -> Result<StreamHandle> {
+        let id = self.new_handle();
+        let device = CURRENT_DEVICE.with(|d| d.get());
+        self.state().streams.insert(id, device);
+        Ok(StreamHandle(id))
+    }
+
+    unsafe fn stream_destroy(&self, stream: StreamHandle) -> Result<()> {
+        match self.state().streams.remove(&stream.0) {
+            Some(_) => Ok(()),
+            None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn stream_synchronize(&self, stream: StreamHandle) -> Result<()> {
+        self.check_stream(&self.state(), Some(stream))
+    }
+
+    fn stream_query(&self, stream: StreamHandle) -> Result<bool> {
+        self.check_stream(&self.state(), Some(stream))?;
+        Ok(true)
+    }
+
+    fn stream_wait_event(&self, stream: StreamHandle, event: EventHandle) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        if !state.events.contains_key(&event.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        Ok(())
+    }
+
+    fn event_create(&self, flags: u32) -> Result<EventHandle> {
+        let id = self.new_handle();
+        self.state().events.insert(id, EventState { flags, recorded_at: None });
+        Ok(EventHandle(id))
+    }
+
+    unsafe fn event_destroy(&self, event: EventHandle) -> Result<()> {
+        match self.state().events.remove(&event.0) {
+            Some(_) => Ok(()),
+            None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<()> {
+        let mut state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        let ev = state.events.get_mut(&event.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        // Work before the record has already run (streams execute at enqueue time).
+        ev.recorded_at = Some(Instant::now());
+        Ok(())
+    }
+
+    fn event_synchronize(&self, event: EventHandle) -> Result<()> {
+        self.event_query(event).map(|_| ())
+    }
+
+    fn event_query(&self, event: EventHandle) -> Result<bool> {
+        match self.state().events.get(&event.0) {
+            Some(_) => Ok(true),
+            None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32> {
+        let state = self.state();
+        let time = |ev: EventHandle| -> Result<Instant> {
+            let ev = state.events.get(&ev.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+            if ev.flags & EVENT_DISABLE_TIMING != 0 {
+                return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+            }
+            // As in CUDA: timing an event that was never recorded is an invalid handle.
+            ev.recorded_at.ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
+        };
+        let (t0, t1) = (time(start)?, time(end)?);
+        let ms = if t1 >= t0 {
+            t1.duration_since(t0).as_secs_f64() * 1e3
+        } else {
+            -(t0.duration_since(t1).as_secs_f64() * 1e3)
+        };
+        Ok(ms as f32)
+    }
+
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
+        let library = Arc::new(HostLibrary::load(image)?);
+        let id = self.new_handle();
+        self.state().modules.insert(id, library);
+        Ok(ModuleHandle(id))
+    }
+
+    unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
+        // Functions and graphs hold the library too, so it stays mapped while they live;
+        // its globals stop being addressable, as on a GPU.
+        let mut state = self.state();
+        if state.modules.remove(&module.0).is_none() {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        for ptr in state.module_globals.remove(&module.0).unwrap_or_default() {
+            state.allocations.remove(&ptr);
+        }
+        Ok(())
+    }
+
+    fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
+        let library = self
+            .state()
+            .modules
+            .get(&module.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let function = Arc::new(library.function(name)?);
+        let id = self.new_handle();
+        self.state().functions.insert(id, function);
+        Ok(FunctionHandle(id))
+    }
+
+    fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
+        let library = self
+            .state()
+            .modules
+            .get(&module.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let (ptr, bytes) = library.global(name)?;
+        // Register the variable like an allocation, so copies to and from it are checked.
+        let mut state = self.state();
+        if let std::collections::btree_map::Entry::Vacant(slot) = state.allocations.entry(ptr) {
+            slot.insert((bytes, 0));
+            state.module_globals.entry(module.0).or_default().push(ptr);
+        }
+        Ok((ptr, bytes))
+    }
+
+    fn function_param_sizes(&self, function: FunctionHandle) -> Result<Option<Vec<usize>>> {
+        let state = self.state();
+        let f = state.functions.get(&function.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        Ok(f.param_sizes.clone())
+    }
+
+    fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {
+        if !self.state().functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        // Host kernels use no registers or shared memory of a device; the block limit is a GPU's.
+        Ok(match attribute {
+            FunctionAttribute::MaxThreadsPerBlock => 1024,
+            _ => 0,
+        })
+    }
+
+    fn max_potential_block_size(
+        &self,
+        function: FunctionHandle,
+        _dynamic_shared: usize,
+        block_limit: i32,
+    ) -> Result<(i32, i32)> {
+        if !self.state().functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        let block = if block_limit > 0 { block_limit.min(256) } else { 256 };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as i32);
+        Ok((cores, block))
+    }
+
+    unsafe fn launch_kernel(
+        &self,
+        function: FunctionHandle,
+        config: &LaunchConfig,
+        stream: StreamHandle,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        let function = self
+            .state()
+            .functions
+            .get(&function.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone() })
+    }
+
+    fn stream_begin_capture(&self, stream: StreamHandle) -> Result<()> {
+        let mut state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        // As in CUDA, the legacy default stream cannot be captured, nor a stream twice.
+        if stream == StreamHandle::DEFAULT || state.capturing.contains_key(&stream.0) {
+            return Err(Self::err(CAPTURE_UNSUPPORTED));
+        }
+        state.capturing.insert(stream.0, Vec::new());
+        Ok(())
+    }
+
+    fn stream_end_capture(&self, stream: StreamHandle) -> Result<GraphHandle> {
+        let mut state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        let ops = state.capturing.remove(&stream.0).ok_or_else(|| Self::err(CAPTURE_UNMATCHED))?;
+        let id = self.new_handle();
+        state.graphs.insert(id, Arc::new(ops));
+        Ok(GraphHandle(id))
+    }
+
+    fn stream_is_capturing(&self, stream: StreamHandle) -> Result<bool> {
+        let state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        Ok(state.capturing.contains_key(&stream.0))
+    }
+
+    fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle> {
+        let mut state = self.state();
+        let ops = state.graphs.get(&graph.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let id = self.new_handle();
+        state.graph_execs.insert(id, ops);
+        Ok(GraphExecHandle(id))
+    }
+
+    fn graph_launch(&self, exec: GraphExecHandle, stream: StreamHandle) -> Result<()> {
+        let ops = {
+            let state = self.state();
+            self.check_stream(&state, Some(stream))?;
+            if state.capturing.contains_key(&stream.0) {
+                return Err(Self::err(CAPTURE_UNSUPPORTED));
+            }
+            state.graph_execs.get(&exec.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?
+        };
+        for op in ops.iter() {
+            // SAFETY: the ops were validated when captured; host pointers captured in a
+            // graph must stay valid while it is replayed, as in CUDA.
+            unsafe { self.run_op(op) }?;
+        }
+        Ok(())
+    }
+
+    unsafe fn graph_destroy(&self, graph: GraphHandle) -> Result<()> {
+        self.state().graphs.remove(&graph.0).map(|_| ()).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
+    }
+
+    unsafe fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<()> {
+        self.state()
+            .graph_execs
+            .remove(&exec.0)
+            .map(|_| ())
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
+    }
+}

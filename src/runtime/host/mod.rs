@@ -1,0 +1,217 @@
+//! The host backend: device memory is host memory, streams execute their work in order
+//! at the moment it is enqueued (so they are always idle when queried), events carry the
+//! time they were recorded. Every device address is checked against a registry of live
+//! allocations, so a bad pointer is an error code here, as the driver would answer it,
+//! rather than a stray write.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::error::{
+    CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE,
+    CUDA_ERROR_MEMORY_ALLOCATION,
+};
+use super::{
+    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, EVENT_DISABLE_TIMING,
+};
+use super::{
+    FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, MemsetValue,
+    ModuleHandle,
+};
+use module::{HostFunction, HostLibrary, HostOp};
+
+// What a GPU reports for the same capture faults.
+use super::error::{
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED as CAPTURE_UNMATCHED,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED as CAPTURE_UNSUPPORTED,
+};
+
+/// Device allocations are aligned like cudaMalloc's.
+const ALIGNMENT: usize = 256;
+
+thread_local! {
+    static CURRENT_DEVICE: Cell<i32> = const { Cell::new(0) };
+}
+
+#[derive(Default)]
+struct State {
+    /// start address -> (bytes, device)
+    allocations: BTreeMap<u64, (usize, i32)>,
+    allocated_bytes: usize,
+    host_allocations: HashMap<usize, usize>,
+    /// stream id -> device
+    streams: HashMap<usize, i32>,
+    events: HashMap<usize, EventState>,
+    modules: HashMap<usize, Arc<HostLibrary>>,
+    /// module id -> the addresses of its globals registered in `allocations`
+    module_globals: HashMap<usize, Vec<u64>>,
+    functions: HashMap<usize, Arc<HostFunction>>,
+    /// stream id -> the work recorded since begin_capture
+    capturing: HashMap<usize, Vec<HostOp>>,
+    graphs: HashMap<usize, Arc<Vec<HostOp>>>,
+    graph_execs: HashMap<usize, Arc<Vec<HostOp>>>,
+}
+
+struct EventState {
+    flags: u32,
+    recorded_at: Option<Instant>,
+}
+
+pub struct HostBackend {
+    device_count: i32,
+    total_memory: usize,
+    state: Mutex<State>,
+    next_handle: AtomicUsize,
+}
+
+impl HostBackend {
+    pub fn new() -> Self {
+        // PYGPU_HOST_DEVICES lets tests exercise multi-device code paths on one CPU.
+        let device_count = std::env::var("PYGPU_HOST_DEVICES")
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .filter(|n| (1..=64).contains(n))
+            .unwrap_or(1);
+        HostBackend {
+            device_count,
+            total_memory: crate::runtime::memory::physical_memory(),
+            state: Mutex::new(State::default()),
+            next_handle: AtomicUsize::new(1),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic cannot happen while the lock is held (no user code runs under it), but
+        // if one ever did, the registry is still consistent: recover rather than abort.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn err(code: i32) -> Error {
+        Error::api(code, BackendKind::Host)
+    }
+
+    /// Checks that `[ptr, ptr + bytes)` lies inside one live allocation.
+    fn check_range(&self, state: &State, ptr: DevicePtr, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let inside = state.allocations.range(..=ptr).next_back().is_some_and(|(start, (size, _))| {
+            ptr.checked_add(bytes as u64).is_some_and(|end| end <= start + *size as u64)
+        });
+        if inside {
+            Ok(())
+        } else {
+            Err(Self::err(CUDA_ERROR_INVALID_VALUE))
+        }
+    }
+
+    fn check_stream(&self, state: &State, stream: Option<StreamHandle>) -> Result<()> {
+        match stream {
+            None | Some(StreamHandle::DEFAULT) => Ok(()),
+            Some(s) if state.streams.contains_key(&s.0) => Ok(()),
+            Some(_) => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
+        }
+    }
+
+    fn new_handle(&self) -> usize {
+        self.next_handle.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Runs `op` now, or records it if its stream is being captured.
+    fn submit(&self, stream: Option<StreamHandle>, op: HostOp) -> Result<()> {
+        {
+            let mut state = self.state();
+            self.check_stream(&state, stream)?;
+            if let Some(ops) = stream.and_then(|s| state.capturing.get_mut(&s.0)) {
+                ops.push(op);
+                return Ok(());
+            }
+        }
+        // SAFETY: the caller of the public entry point vouched for the host pointers;
+        // device ranges are checked by run_op.
+        unsafe { self.run_op(&op) }
+    }
+
+    /// # Safety
+    /// Host pointers in `op` are valid for its byte counts (the same contract as the
+    /// memcpy entry points, and for a graph, as long as the graph is replayed).
+    unsafe fn run_op(&self, op: &HostOp) -> Result<()> {
+        let empty = match *op {
+            HostOp::HostToDevice { bytes, .. }
+            | HostOp::DeviceToHost { bytes, .. }
+            | HostOp::DeviceToDevice { bytes, .. } => bytes == 0,
+            HostOp::Memset { count, .. } => count == 0,
+            HostOp::Launch { .. } => false,
+        };
+        if empty {
+            // Nothing to do, and the pointers of an empty range may be null, which even a
+            // zero-length copy must not be given.
+            return Ok(());
+        }
+        match *op {
+            // Kernels run without the registry lock, so other threads keep working.
+            // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
+            // contract), and for a graph, for as long as it is replayed.
+            HostOp::Launch { ref function, ref config, ref args } => unsafe { function.run(config, args) },
+            HostOp::HostToDevice { dst, src, bytes } => {
+                let state = self.state();
+                self.check_range(&state, dst, bytes)?;
+                // SAFETY: dst lies in a live allocation (checked; the lock keeps it live);
+                // src is the caller's. `copy` allows overlap.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }
+            HostOp::DeviceToHost { dst, src, bytes } => {
+                let state = self.state();
+                self.check_range(&state, src, bytes)?;
+                // SAFETY: src lies in a live allocation; dst is the caller's.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }
+            HostOp::DeviceToDevice { dst, src, bytes } => {
+                let state = self.state();
+                self.check_range(&state, src, bytes)?;
+                self.check_range(&state, dst, bytes)?;
+                // SAFETY: both ranges lie inside live allocations (checked under the lock).
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }
+            HostOp::Memset { dst, value, element_size, count } => {
+                let bytes = count.checked_mul(element_size).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                let state = self.state();
+                self.check_range(&state, dst, bytes)?;
+                if !matches!(element_size, 1 | 2 | 4) || dst % element_size as u64 != 0 {
+                    return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+                }
+                // SAFETY: the range is inside a live allocation and aligned for the element type.
+                unsafe {
+                    match element_size {
+                        1 => std::ptr::write_bytes(dst as *mut u8, value as u8, count),
+                        2 => std::slice::from_raw_parts_mut(dst as *mut u16, count).fill(value as u16),
+                        _ => std::slice::from_raw_parts_mut(dst as *mut u32, count).fill(value),
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Default for HostBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn layout(bytes: usize) -> Result<Layout> {
+    Layout::from_size_align(bytes, ALIGNMENT).map_err(|_| HostBackend::err(CUDA_ERROR_MEMORY_ALLOCATION))
+}
+
+mod backend;
+pub(crate) mod module;
+#[cfg(test)]
+mod tests;
