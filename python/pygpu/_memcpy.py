@@ -3,8 +3,8 @@ memsets, with PyCUDA's attribute names.
 
 A copy is checked in full before any byte moves: the pitches must hold the width, and the last
 byte touched must lie inside the host buffer or the ``DeviceAllocation`` (a plain integer address
-is checked by the backend, row by row). Rows are then moved with the backend's linear copies,
-one call when the rows are contiguous on both sides.
+is checked by the backend). The copy itself is the backend's: ``cuMemcpy2D``/``cuMemcpy3D`` on
+CUDA, row by row with linear copies on HIP and the host backend.
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ import numpy.typing as npt
 from pygpu._pygpu import (
     DeviceAllocation,
     cudaStream_t,
-    cudaStreamSynchronize,
     mem_alloc,
-    memcpy_dtod,
-    memcpy_dtoh,
-    memcpy_htod,
+    memcpy_pitched,
     memset_d8,
     memset_d16,
     memset_d32,
@@ -137,6 +134,11 @@ class _Side:
             self.capacity = None
         self.host = None
 
+    def spec(self, x: int, y: int, z: int, pitch: int, height: int) -> tuple[str, Any, int, int, int, int, int]:
+        """The side as memcpy_pitched takes it."""
+        target = self.host if self.host is not None else self.device
+        return ("host" if self.host is not None else "device", target, x, y, z, pitch, height)
+
     def kind(self, what: str) -> str:
         if self.host is not None:
             return "host"
@@ -194,7 +196,8 @@ class _PitchedCopy:
         width = _count("width_in_bytes", self.width_in_bytes)
         height = _count("height", self.height)
         depth = _count("depth", depth)
-        src_kind, dst_kind = self._src.kind("src"), self._dst.kind("dst")
+        self._src.kind("src")
+        self._dst.kind("dst")
         (src_z, src_height), (dst_z, dst_height) = src, dst
         src_rows = self._rows("src", self._src, self.src_x_in_bytes, self.src_y, self.src_pitch, src_height, src_z)
         dst_rows = self._rows("dst", self._dst, self.dst_x_in_bytes, self.dst_y, self.dst_pitch, dst_height, dst_z)
@@ -213,20 +216,14 @@ class _PitchedCopy:
                     f"the copy reaches byte {end} of the {name} buffer, which has {side.capacity} bytes: "
                     f"check {name}_x_in_bytes, {name}_y, {name}_pitch, width_in_bytes, height"
                 )
-        (src_first, src_pitch, src_slab), (dst_first, dst_pitch, dst_slab) = src_rows, dst_rows
-        if src_pitch == dst_pitch == width and (depth == 1 or src_slab == dst_slab == width * height):
-            self._move(src_kind, dst_kind, src_first, dst_first, width * height * depth, stream)
-            return
-        for z in range(depth):
-            for y in range(height):
-                self._move(
-                    src_kind,
-                    dst_kind,
-                    src_first + z * src_slab + y * src_pitch,
-                    dst_first + z * dst_slab + y * dst_pitch,
-                    width,
-                    stream,
-                )
+        memcpy_pitched(
+            self._dst.spec(self.dst_x_in_bytes, self.dst_y, dst_z, dst_rows[1], dst_height),
+            self._src.spec(self.src_x_in_bytes, self.src_y, src_z, src_rows[1], src_height),
+            width,
+            height,
+            depth,
+            stream,
+        )
 
     @staticmethod
     def _rows(name: str, side: _Side, x: int, y: int, pitch: int, slab_height: int, z: int) -> tuple[int, int, int]:
@@ -235,26 +232,6 @@ class _PitchedCopy:
         pitch, slab_height = _count(f"{name}_pitch", pitch), _count(f"{name}_height", slab_height)
         slab = pitch * slab_height
         return x + y * pitch + z * slab, pitch, slab
-
-    def _move(
-        self, src_kind: str, dst_kind: str, src_off: int, dst_off: int, n: int, stream: cudaStream_t | None
-    ) -> None:
-        src, dst = self._src, self._dst
-        if src_kind == "host" and dst_kind == "device":
-            assert src.host is not None and dst.device is not None
-            memcpy_htod(dst.device + dst_off, src.host[src_off : src_off + n], stream)
-        elif src_kind == "device" and dst_kind == "host":
-            assert src.device is not None and dst.host is not None
-            memcpy_dtoh(dst.host[dst_off : dst_off + n], src.device + src_off, stream)
-        elif src_kind == "device" and dst_kind == "device":
-            assert src.device is not None and dst.device is not None
-            memcpy_dtod(dst.device + dst_off, src.device + src_off, n, stream)
-        else:
-            assert src.host is not None and dst.host is not None
-            if stream is not None:
-                # Host-to-host copies run in stream order: the earlier work must be done first.
-                cudaStreamSynchronize(stream).check()
-            dst.host[dst_off : dst_off + n] = src.host[src_off : src_off + n]
 
 
 def _stream_argument(stream: Any, what: str) -> cudaStream_t | None:

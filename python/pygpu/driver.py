@@ -17,7 +17,7 @@ import operator
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -35,7 +35,16 @@ from pygpu._driver_enums import (
     shared_config,
 )
 from pygpu._memcpy import Memcpy2D, Memcpy3D, mem_alloc_pitch, memset_d2d8, memset_d2d16, memset_d2d32
-from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like
+from pygpu._pinned import (
+    aligned_empty,
+    aligned_empty_like,
+    aligned_zeros,
+    aligned_zeros_like,
+    pagelocked_empty,
+    pagelocked_empty_like,
+    pagelocked_zeros,
+    pagelocked_zeros_like,
+)
 from pygpu._pygpu import (
     ArgumentHandler,
     CudaError,
@@ -43,8 +52,18 @@ from pygpu._pygpu import (
     HostAllocation,
     LaunchError,
     Module,
+    IPCMemoryHandle,
+    RegisteredHostMemory,
+    cudaDeviceCanAccessPeer,
+    cudaDeviceGetAttribute,
+    cudaDeviceGetCacheConfig,
+    cudaDeviceGetLimit,
     cudaDeviceProp,
+    cudaDeviceSetCacheConfig,
+    cudaDeviceSetLimit,
     cudaDeviceSynchronize,
+    cudaDriverGetVersion,
+    device_attributes,
     cudaError,
     cudaEvent_t,
     cudaEventElapsedTime,
@@ -62,6 +81,7 @@ from pygpu._pygpu import (
     mem_get_info,
     memcpy_dtod,
     memcpy_dtoh,
+    mem_get_ipc_handle,
     memcpy_htod,
     memset_d8,
     memset_d16,
@@ -86,6 +106,7 @@ __all__ = [
     "Event",
     "HostAllocation",
     "In",
+    "IPCMemoryHandle",
     "InOut",
     "LaunchError",
     "LogicError",
@@ -94,9 +115,14 @@ __all__ = [
     "Module",
     "Out",
     "PointerHolderBase",
+    "RegisteredHostMemory",
     "Stream",
     "SurfaceReference",
     "TextureReference",
+    "aligned_empty",
+    "aligned_empty_like",
+    "aligned_zeros",
+    "aligned_zeros_like",
     "bind_array_to_texref",
     "ctx_flags",
     "device_attribute",
@@ -105,6 +131,7 @@ __all__ = [
     "from_device_like",
     "func_cache",
     "function_attribute",
+    "get_driver_version",
     "get_version",
     "gpuarray_to_array",
     "host_alloc_flags",
@@ -118,6 +145,7 @@ __all__ = [
     "mem_alloc",
     "mem_alloc_pitch",
     "mem_get_info",
+    "mem_get_ipc_handle",
     "mem_host_register_flags",
     "memcpy_dtod",
     "memcpy_dtod_async",
@@ -141,9 +169,13 @@ __all__ = [
     "pagelocked_empty_like",
     "pagelocked_zeros",
     "pagelocked_zeros_like",
+    "register_host_memory",
     "shared_config",
     "to_device",
 ]
+
+#: The ``limit`` enumeration, under a name that ``Context.get_limit``'s parameter does not shadow.
+_Limit = limit
 
 #: PyCUDA's base exception: every runtime failure is a ``CudaError``.
 Error = CudaError
@@ -169,6 +201,14 @@ _BUILT_AGAINST_CUDA = (12, 8, 0)
 def get_version() -> tuple[int, int, int]:
     """The CUDA version pygpu was built against, as ``(major, minor, revision)``."""
     return _BUILT_AGAINST_CUDA
+
+
+def get_driver_version() -> int:
+    """The CUDA version the driver supports, as CUDA encodes it (``12080`` for 12.8). On
+    HIP it is HIP's driver version; on the host backend the version it follows (get_version)."""
+    version, status = cudaDriverGetVersion()
+    status.check()
+    return version
 
 
 # ------------------------------------------------------------------------ modules
@@ -242,6 +282,19 @@ def from_device_like(devptr: Any, other_ary: npt.NDArray[Any]) -> npt.NDArray[An
     """As ``from_device``, with the shape, dtype and memory order of ``other_ary``."""
     order = "F" if other_ary.flags.f_contiguous and not other_ary.flags.c_contiguous else "C"
     return from_device(devptr, other_ary.shape, other_ary.dtype, order)
+
+
+def register_host_memory(ary: npt.NDArray[Any], flags: int = 0) -> npt.NDArray[Any]:
+    """Page-locks the memory of the contiguous array ``ary`` in place (``cuMemHostRegister``)
+    and returns an array sharing it, as PyCUDA does: its ``base`` is the ``RegisteredHostMemory``
+    (whose ``base`` is ``ary``), and the memory stays registered while that array lives.
+    ``flags`` combine ``mem_host_register_flags``."""
+    if not isinstance(ary, np.ndarray):
+        raise TypeError(f"register_host_memory expects a numpy array, not {type(ary).__name__}")
+    registered = RegisteredHostMemory(ary, int(mem_host_register_flags(flags)))
+    order: Literal["C", "F"] = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    # numpy's stubs predate PEP 688 buffers; passing the registration makes it the array's base.
+    return np.ndarray(ary.shape, ary.dtype, buffer=registered, order=order)  # type: ignore[arg-type]
 
 
 class PointerHolderBase:
@@ -389,23 +442,35 @@ class Device:
         p = self._props()
         return f"{p.pciDomainID:04x}:{p.pciBusID:02x}:{p.pciDeviceID:02x}.0"
 
-    def get_attributes(self) -> dict[device_attribute, int]:
-        p = self._props()
-        return {
-            device_attribute.MULTIPROCESSOR_COUNT: p.multiProcessorCount,
-            device_attribute.PCI_BUS_ID: p.pciBusID,
-            device_attribute.PCI_DEVICE_ID: p.pciDeviceID,
-            device_attribute.PCI_DOMAIN_ID: p.pciDomainID,
-            device_attribute.COMPUTE_CAPABILITY_MAJOR: p.major,
-            device_attribute.COMPUTE_CAPABILITY_MINOR: p.minor,
-        }
-
-    def get_attribute(self, attr: device_attribute) -> int:
-        attributes = self.get_attributes()
+    def get_attribute(self, attr: device_attribute | int) -> int:
+        """The value of one ``device_attribute`` (``cuDeviceGetAttribute``)."""
         try:
-            return attributes[device_attribute(attr)]
-        except (KeyError, ValueError) as e:
-            raise ValueError(f"device attribute {attr!r} is not available through pygpu") from e
+            number = device_attribute(attr)
+        except ValueError as e:
+            raise ValueError(f"{attr!r} is not a device_attribute (CUDA 12 has numbers 1 to 143)") from e
+        value, status = cudaDeviceGetAttribute(int(number), self.ordinal)
+        status.check()
+        return value
+
+    def get_attributes(self) -> dict[device_attribute, int]:
+        """Every attribute the backend knows, keyed by ``device_attribute`` (PyCUDA leaves out
+        the ones the driver does not report; so does this)."""
+        known = {int(a) for a in device_attribute}
+        return {device_attribute(n): v for n, v in device_attributes(self.ordinal).items() if n in known}
+
+    def __getattr__(self, name: str) -> int:
+        # PyCUDA's spelling dev.MAX_THREADS_PER_BLOCK for dev.get_attribute(...).
+        if name.isupper() and name in device_attribute.__members__:
+            return self.get_attribute(device_attribute[name])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def can_access_peer(self, dev: Device) -> bool:
+        """Whether this device can address memory of ``dev`` directly (never of itself)."""
+        if not isinstance(dev, Device):
+            raise TypeError(f"can_access_peer expects a Device, not {type(dev).__name__}")
+        can, status = cudaDeviceCanAccessPeer(self.ordinal, dev.ordinal)
+        status.check()
+        return bool(can)
 
     def make_context(self, flags: int = 0) -> Context:
         """The device's primary context, made current (pushed); pop or detach it later."""
@@ -484,6 +549,31 @@ class Context:
     def synchronize() -> None:
         """Waits for all work of the current device."""
         cudaDeviceSynchronize().check()
+
+    @staticmethod
+    def get_limit(limit: _Limit | int) -> int:
+        """A resource ``limit`` of the current device's context (``cuCtxGetLimit``)."""
+        value, status = cudaDeviceGetLimit(int(_Limit(limit)))
+        status.check()
+        return value
+
+    @staticmethod
+    def set_limit(limit: _Limit | int, value: int) -> None:
+        """Sets a resource ``limit``, e.g. ``limit.MALLOC_HEAP_SIZE`` for in-kernel malloc. On
+        the host backend the value is recorded and reported back but constrains nothing."""
+        cudaDeviceSetLimit(int(_Limit(limit)), value).check()
+
+    @staticmethod
+    def get_cache_config() -> func_cache:
+        """The current device's preferred split of L1 and shared memory."""
+        config, status = cudaDeviceGetCacheConfig()
+        status.check()
+        return func_cache(config)
+
+    @staticmethod
+    def set_cache_config(config: func_cache | int) -> None:
+        """A preference (``func_cache``) the GPU may ignore; each kernel's own one wins."""
+        cudaDeviceSetCacheConfig(int(func_cache(config))).check()
 
     @staticmethod
     def get_device() -> Device:
