@@ -649,3 +649,14 @@ def test_can_access_peer() -> None:
         assert isinstance(dev.can_access_peer(cuda.Device(other)), bool)
     with pytest.raises(TypeError, match="Device"):
         dev.can_access_peer(0)  # type: ignore[arg-type]
+
+
+def test_context_attach_gives_the_current_device_without_pushing() -> None:
+    depth_before = cuda.Context.get_current()
+    ctx = cuda.Context.attach()
+    assert ctx.device == cuda.Context.get_device() and cuda.Context.get_current() is depth_before
+    ctx.detach()
+    with pytest.raises(cuda.LogicError, match="detached"):
+        ctx.push()
+    with pytest.raises(ValueError, match="flags"):
+        cuda.Context.attach(1)

@@ -534,6 +534,14 @@ class Context:
         cudaSetDevice(previous).check()
         _stack.entries.pop()
 
+    @staticmethod
+    def attach(flags: int = 0) -> Context:
+        """The current device's (primary) context, as PyCUDA's ``Context.attach``: not pushed;
+        ``detach()`` it when done."""
+        if flags != 0:
+            raise ValueError("attach flags must be 0")
+        return Context(_current_device())
+
     def detach(self) -> None:
         """Pops this context if it is current; afterwards it cannot be pushed again."""
         if self._detached:
