@@ -460,11 +460,8 @@ impl Backend for HipBackend {
         Ok(value)
     }
 
-    fn context_set_limit(&self, limit: i32, value: usize) -> Result<()> {
-        hip_limit(limit)?;
-        // SAFETY: the limit is one of hipLimit_t's (checked above); the runtime validates value.
-        check(unsafe { hipDeviceSetLimit(limit, value) })
-    }
+    // context_set_limit keeps the trait's "unsupported": hipDeviceSetLimit is missing from
+    // ROCm 5.2's libamdhip64, which the hip feature links against.
 
     fn context_get_cache_config(&self) -> Result<i32> {
         let mut config: c_int = 0;

@@ -113,7 +113,6 @@ unsafe extern "C" {
     pub fn hipIpcCloseMemHandle(device: *mut c_void) -> c_int;
     // hipLimit_t and hipFuncCache_t are C enums with CUDA's numbers for the values we pass.
     pub fn hipDeviceGetLimit(value: *mut usize, limit: c_int) -> c_int;
-    pub fn hipDeviceSetLimit(limit: c_int, value: usize) -> c_int;
     pub fn hipDeviceGetCacheConfig(config: *mut c_int) -> c_int;
     pub fn hipDeviceSetCacheConfig(config: c_int) -> c_int;
     pub fn hipDeviceCanAccessPeer(can: *mut c_int, device: c_int, peer: c_int) -> c_int;
