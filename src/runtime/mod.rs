@@ -17,9 +17,12 @@ pub mod handle;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
+/// Lets a host-backend launch stop between blocks (Ctrl-C); see host::module.
+pub use host::module::run_interruptible;
 pub mod kernel;
 pub mod memory;
 pub mod pitched;
+pub mod rtc;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
