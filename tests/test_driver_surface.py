@@ -121,6 +121,14 @@ def test_to_device_from_device_round_trip() -> None:
     np.testing.assert_array_equal(cuda.from_device(cuda.to_device(b"\x01\x02"), 2, np.uint8), [1, 2])
 
 
+def test_mem_alloc_like() -> None:
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    d = cuda.mem_alloc_like(a)
+    assert isinstance(d, cuda.DeviceAllocation) and d.nbytes == a.nbytes
+    cuda.memcpy_htod(d, a)
+    np.testing.assert_array_equal(cuda.from_device_like(d, a), a)
+
+
 def test_from_device_bad_input() -> None:
     d = cuda.mem_alloc(16)
     with pytest.raises(ValueError, match="do not fit"):

@@ -106,8 +106,8 @@ __all__ = [
     "Error",
     "Event",
     "HostAllocation",
-    "In",
     "IPCMemoryHandle",
+    "In",
     "InOut",
     "LaunchError",
     "LogicError",
@@ -144,6 +144,7 @@ __all__ = [
     "matrix_to_array",
     "matrix_to_texref",
     "mem_alloc",
+    "mem_alloc_like",
     "mem_alloc_pitch",
     "mem_get_info",
     "mem_get_ipc_handle",
@@ -285,6 +286,11 @@ def module_from_buffer(
 
 
 # ------------------------------------------------------------------------ memory
+
+
+def mem_alloc_like(ary: npt.NDArray[Any]) -> DeviceAllocation:
+    """A device allocation of ``ary.nbytes`` bytes."""
+    return mem_alloc(ary.nbytes)
 
 
 def to_device(bf: Any) -> DeviceAllocation:
