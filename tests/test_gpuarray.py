@@ -547,7 +547,7 @@ def test_read_only_arrays_refuse_writes():
     ro = g[:]
     ro._readonly = True
     for call in (lambda: ro.set(np.zeros(4)), lambda: ro.fill(0), lambda: ro.__setitem__(0, 1.0),
-                 lambda: ro[1:].set(np.zeros(3)), lambda: gpuarray.gpuarray._copy_into(ro, g, None)):
+                 lambda: ro[1:].set(np.zeros(3)), lambda: gpuarray.gpuarray._transfer.copy_into(ro, g, None)):
         with pytest.raises(ValueError, match="read-only"):
             call()
     np.testing.assert_array_equal(g.get(), np.arange(4.0))
