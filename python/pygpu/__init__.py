@@ -126,7 +126,7 @@ _LAZY = {
 
 # PyCUDA's module names, imported on first attribute access (``import pygpu; pygpu.gpuarray``)
 # so that `import pygpu` stays fast.
-_SUBMODULES = frozenset(["cumath", "driver", "gpuarray"])
+_SUBMODULES = frozenset(["cumath", "curandom", "driver", "gpuarray"])
 
 
 def __getattr__(name: str) -> Any:

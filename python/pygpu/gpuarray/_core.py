@@ -24,6 +24,7 @@ from pygpu.gpuarray import _creation
 from pygpu.gpuarray._arithmetic import ArithmeticMixin
 from pygpu.gpuarray._dtypes import check_dtype
 from pygpu.gpuarray._interop import InteropMixin
+from pygpu.gpuarray._reductions import ReductionMixin
 from pygpu.gpuarray._layout import (
     FLAGS_C,
     Flags,
@@ -123,7 +124,7 @@ def make(
     return a
 
 
-class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin):
+class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
     """A typed n-dimensional array in device memory (pycuda.gpuarray.GPUArray).
 
     ``GPUArray(shape, dtype, allocator=None, base=None, gpudata=None, strides=None,
@@ -403,7 +404,12 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin):
             view.set(staged)
 
     def reshape(self, *shape: Any, order: str = "C") -> GPUArray:
-        """A view with the new shape when the layout allows it, otherwise a copy."""
+        """A view with the new shape when the layout allows it, otherwise a copy.
+
+        As PyCUDA's: a contiguous (C or Fortran) array is re-read from the same buffer with
+        the strides of ``order``, so ``reshape(..., order="F")`` of a C array (and
+        ``order="C"`` of a Fortran array) gives other values than numpy's, which reorders.
+        """
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = tuple(shape[0])
         if order not in ("C", "F", "A"):
@@ -428,6 +434,15 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin):
             raise ValueError(f"cannot reshape array of size {self.size} into shape {new_shape}")
         if order == "A":
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        flags = self.flags
+        if self.size and (flags.c_contiguous or flags.f_contiguous):
+            itemsize = self.dtype.itemsize
+            strides = c_strides(new_shape, itemsize) if order == "C" else f_strides(new_shape, itemsize)
+            return self._view(self._offset, new_shape, strides)
+        return self._reordered(new_shape, order)
+
+    def _reordered(self, new_shape: tuple[int, ...], order: str) -> GPUArray:
+        """numpy's reshape: the elements in ``order``, a view where the layout allows it."""
         if new_shape == self.shape:
             return self._view(self._offset, self.shape, self.strides)
         itemsize = self.dtype.itemsize
@@ -442,7 +457,12 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin):
         return self._view(self._offset, new_shape, tuple(nocopy))
 
     def ravel(self, order: str = "C") -> GPUArray:
-        return self.reshape(-1, order=order)
+        """The elements in ``order`` as a 1-D array (numpy's ravel: a Fortran array is reordered)."""
+        if order == "A":
+            order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        if order not in ("C", "F"):
+            raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
+        return self._reordered((self.size,), order)
 
     def squeeze(self, axis: Any = None) -> GPUArray:
         ndim = len(self.shape)
@@ -462,7 +482,13 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin):
             keep = [i for i in range(ndim) if i not in norm]
         return self._view(self._offset, tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep))
 
-    def transpose(self, *axes: Any) -> GPUArray:
+    def transpose(self, *axes: Any, **kwargs: Any) -> GPUArray:
+        """A view with the axes permuted: ``transpose(1, 0)``, ``transpose((1, 0))`` or
+        PyCUDA's ``transpose(axes=(1, 0))``; reversed by default."""
+        if kwargs:
+            if set(kwargs) != {"axes"} or axes:
+                raise TypeError("transpose() takes the axes either as arguments or as axes=, nothing else")
+            axes = (kwargs["axes"],)
         ndim = len(self.shape)
         if not axes or (len(axes) == 1 and axes[0] is None):
             perm = tuple(range(ndim - 1, -1, -1))

@@ -135,17 +135,7 @@ def ones_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = 
 
 
 def arange(*args: Any, **kwargs: Any) -> GPUArray:
-    """arange(start, stop, step, dtype=None, allocator=None), computed as numpy's."""
-    allocator = kwargs.pop("allocator", None)
-    dtype = kwargs.pop("dtype", None)
-    names = ("start", "stop", "step")
-    positional = list(args)
-    if len(positional) == 4 and dtype is None:
-        dtype = positional.pop()
-    for name in names[len(positional) :]:
-        if name in kwargs:
-            positional.append(kwargs.pop(name))
-    if kwargs:
-        raise TypeError(f"arange() got unexpected keyword arguments: {', '.join(kwargs)}")
-    host = np.arange(*positional, dtype=dtype)
-    return to_gpu(host, allocator)
+    """arange([start,] stop[, step], dtype=None, allocator=None): numpy's values, filled on the device."""
+    from pygpu.gpuarray._array_functions import arange as device_arange
+
+    return device_arange(*args, **kwargs)

@@ -62,12 +62,12 @@ class InteropMixin(ArrayFields):
                 "__cuda_array_interface__: on the host backend device memory is host memory; "
                 "use __array_interface__ or DLPack"
             )
-        flags = self._flags or self.flags
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
             "data": (self.ptr, self._readonly),
-            "strides": None if flags.c_contiguous else self.strides,
+            # Explicit even in C order, as PyCUDA gives them.
+            "strides": self.strides,
             "version": 3,
             "stream": self._cai_stream(),
         }

@@ -63,6 +63,8 @@ FLAGS_C, FLAGS_F, FLAGS_CF, FLAGS_NONE = (
 
 
 def shape_tuple(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, np.ndarray) and shape.ndim == 0:
+        shape = shape[()]  # PyCUDA takes a 0-d integer array as a length
     if isinstance(shape, (int, np.integer)):
         dims: tuple[int, ...] = (operator.index(shape),)
     else:

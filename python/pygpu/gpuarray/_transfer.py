@@ -261,7 +261,10 @@ def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
             _elementwise.launch("cast", f"copy_x{itemsize}", [dst], [src], stream)
             return
         else:
-            dst.set(src.get(stream=stream), stream=stream)
+            from pygpu.gpuarray._array_functions import copy_strided
+
+            if not copy_strided(dst, src, stream):
+                dst.set(src.get(stream=stream), stream=stream)
             return
     dst._order.wrote(stream)
 
