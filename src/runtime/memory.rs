@@ -41,12 +41,14 @@ impl MemsetValue {
     }
 }
 
-/// Device memory from the active backend's `malloc`.
+/// Device memory from the active backend's `malloc`, or from the memory pool.
 pub struct DeviceBuffer {
     ptr: DevicePtr,
     bytes: usize,
     device: i32,
     backend: &'static dyn Backend,
+    /// From `pool::default_pool()`, given back to it (stream-ordered) when dropped.
+    pooled: bool,
 }
 
 impl DeviceBuffer {
@@ -54,7 +56,19 @@ impl DeviceBuffer {
         let backend = backend()?;
         let device = backend.get_device()?;
         let ptr = backend.malloc(bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, device, backend })
+        Ok(DeviceBuffer { ptr, bytes, device, backend, pooled: false })
+    }
+
+    /// Memory from the caching pool (plain `malloc` where `PYGPU_MEMORY_POOL=0`).
+    pub fn pooled(bytes: usize) -> Result<Self> {
+        let pool = super::pool::default_pool();
+        if !pool.enabled() {
+            return Self::new(bytes);
+        }
+        let backend = backend()?;
+        let device = backend.get_device()?;
+        let ptr = pool.alloc(backend, device, bytes)?;
+        Ok(DeviceBuffer { ptr, bytes, device, backend, pooled: true })
     }
 
     pub fn ptr(&self) -> DevicePtr {
@@ -79,8 +93,15 @@ impl Drop for DeviceBuffer {
         if super::in_forked_child() {
             return; // the parent owns the memory
         }
-        // SAFETY: ptr came from this backend's malloc and is dropped exactly once.
-        if let Err(e) = unsafe { self.backend.free(self.ptr) } {
+        let freed = if self.pooled {
+            // SAFETY: ptr came from the default pool with these values and is dropped exactly
+            // once; the free is ordered after all work queued on blocking streams.
+            unsafe { super::pool::default_pool().free(self.backend, self.device, self.ptr, self.bytes) }
+        } else {
+            // SAFETY: ptr came from this backend's malloc and is dropped exactly once.
+            unsafe { self.backend.free(self.ptr) }
+        };
+        if let Err(e) = freed {
             record_error(e.code());
         }
     }

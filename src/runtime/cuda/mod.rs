@@ -42,6 +42,9 @@ pub struct CudaBackend {
     primary: Vec<OnceLock<usize>>,
     /// A failed cuInit is reported by every call, as the runtime API does.
     init_status: c_int,
+    /// Each device's default memory pool (as an address), set up on first pooled
+    /// allocation; 0 where the device has no stream-ordered pools.
+    pools: Vec<OnceLock<usize>>,
 }
 
 fn check(code: c_int) -> Result<()> {
@@ -95,6 +98,7 @@ impl CudaBackend {
             _lib: lib,
             primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
             init_status,
+            pools: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
         })
     }
 
@@ -127,6 +131,58 @@ impl CudaBackend {
             check(unsafe { (self.api.cuCtxSetCurrent)(primary) })?;
         }
         Ok(())
+    }
+
+    /// `device`'s default memory pool, its release threshold raised so freed blocks stay
+    /// cached; None where the device lacks stream-ordered pools (then pooled memory is
+    /// plain cuMemAlloc).
+    fn memory_pool(&self, device: i32) -> Result<Option<CUmemoryPool>> {
+        let slot = usize::try_from(device)
+            .ok()
+            .and_then(|d| self.pools.get(d))
+            .ok_or(Error::api(CUDA_ERROR_INVALID_DEVICE, BackendKind::Cuda))?;
+        if let Some(pool) = slot.get() {
+            return Ok((*pool != 0).then_some(*pool as CUmemoryPool));
+        }
+        let mut supported: c_int = 0;
+        // SAFETY: valid out-pointer; device is a valid ordinal (checked above).
+        check(unsafe {
+            (self.api.cuDeviceGetAttribute)(&mut supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device)
+        })?;
+        let mut pool: CUmemoryPool = null_mut();
+        if supported != 0 {
+            // SAFETY: valid out-pointer and device.
+            check(unsafe { (self.api.cuDeviceGetDefaultMemPool)(&mut pool, device) })?;
+            let mut threshold: u64 = u64::MAX;
+            // SAFETY: the attribute takes a cuuint64_t, which threshold is.
+            check(unsafe {
+                (self.api.cuMemPoolSetAttribute)(
+                    pool,
+                    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut threshold as *mut u64).cast(),
+                )
+            })?;
+        }
+        // Racing threads set the same attribute on the same pool: either value is right.
+        let pool = *slot.get_or_init(|| pool as usize);
+        Ok((pool != 0).then_some(pool as CUmemoryPool))
+    }
+
+    /// Runs `f` with `device`'s primary context current, restoring the caller's after.
+    fn in_device_context<T>(&self, device: i32, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let target = self.primary_context(device)?;
+        let mut current: CUcontext = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetCurrent)(&mut current) })?;
+        if current == target {
+            return f();
+        }
+        // SAFETY: target is a retained, live primary context.
+        check(unsafe { (self.api.cuCtxSetCurrent)(target) })?;
+        let result = f();
+        // SAFETY: current was the thread's context (or null) a moment ago.
+        let restored = check(unsafe { (self.api.cuCtxSetCurrent)(current) });
+        result.and_then(|value| restored.map(|()| value))
     }
 
     fn driver_text(&self, f: unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int, code: i32) -> Option<String> {
