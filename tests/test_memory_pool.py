@@ -176,3 +176,31 @@ def test_the_environment_switch_turns_the_pool_off() -> None:
     assert on.returncode == 0, on.stderr
     enabled, used, total = on.stdout.split()
     assert enabled == "True" and int(used) == 8000 and int(total) >= 8000
+
+
+@pytest.mark.gpu
+def test_the_device_pool_keeps_freed_memory_until_free_all_blocks(pool: pygpu.MemoryPool) -> None:
+    nbytes = 256 * MiB
+    before = pygpu.mem_get_info()[0]
+    a = gpuarray.empty(nbytes, np.uint8)
+    a.fill(7)
+    del a
+    pygpu.cudaDeviceSynchronize()
+    assert pygpu.mem_get_info()[0] <= before - nbytes // 2, "the freed block stays cached in the pool"
+    assert pool.free_bytes() >= nbytes
+    pool.free_all_blocks()
+    assert pygpu.mem_get_info()[0] > before - nbytes // 2, "free_all_blocks gives it back to the driver"
+
+
+@pytest.mark.gpu
+def test_a_reused_block_is_written_only_after_the_earlier_work_on_it(pool: pygpu.MemoryPool) -> None:
+    # A long chain of kernels on the old block, freed while still queued; the next array
+    # of the same size may get the block and must not be overwritten by the earlier work.
+    n = 1 << 22
+    x = gpuarray.zeros(n, np.float32)
+    for _ in range(50):
+        x += 1.0
+    del x
+    y = gpuarray.empty(n, np.float32)
+    y.fill(-3.0)
+    assert (y.get() == -3.0).all()
