@@ -204,3 +204,19 @@ def test_a_reused_block_is_written_only_after_the_earlier_work_on_it(pool: pygpu
     y = gpuarray.empty(n, np.float32)
     y.fill(-3.0)
     assert (y.get() == -3.0).all()
+
+
+def test_a_block_still_written_on_a_non_blocking_stream_is_not_handed_out(pool: pygpu.MemoryPool) -> None:
+    # The pool orders frees on the legacy default stream, which a non-blocking stream does
+    # not synchronise with: the free must wait for the stream's work instead.
+    n = 1 << 22
+    stream = pygpu.cudaStream_t(1)
+    x = gpuarray.empty(n, np.float32)
+    for i in range(100):
+        x.fill(float(i), stream=stream)
+    del x
+    y = gpuarray.empty(n, np.float32)
+    y.fill(-3.0)
+    pygpu.cudaDeviceSynchronize()
+    assert (y.get() == -3.0).all()
+    stream.close()

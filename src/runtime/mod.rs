@@ -372,6 +372,12 @@ pub trait Backend: Send + Sync {
     fn pool_reserved_bytes(&self, _device: i32) -> Result<Option<usize>> {
         Ok(None)
     }
+    /// Says that work may run on a stream that does not synchronise with the legacy default
+    /// stream (another library's): from then on pooled blocks are freed only once the device
+    /// is idle, as cuMemFree does, since such work cannot be ordered before the free.
+    fn pool_note_unordered_stream(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The typed attribute for a `CUfunction_attribute` number the `function_attribute` call knows.

@@ -10,7 +10,9 @@
 //!
 //! Blocks are allocated and freed in order on the legacy default stream, which every
 //! blocking stream synchronises with, so a block is reused only after the work queued
-//! before its free.
+//! before its free. Work on a non-blocking or another library's stream is not ordered by
+//! it: once such a stream exists the CUDA backend waits for the device before each pooled
+//! free (`Backend::pool_note_unordered_stream`), as cuMemFree always does.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;

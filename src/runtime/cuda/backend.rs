@@ -181,6 +181,9 @@ impl Backend for CudaBackend {
 
     fn stream_create(&self, flags: u32) -> Result<StreamHandle> {
         self.ensure_context()?;
+        if flags & STREAM_NON_BLOCKING != 0 {
+            self.note_unordered_streams()?;
+        }
         let mut s: CUstream = null_mut();
         // SAFETY: valid out-pointer.
         check(unsafe { (self.api.cuStreamCreate)(&mut s, flags) })?;
@@ -712,6 +715,11 @@ impl Backend for CudaBackend {
         }
         // In the block's own context, so the free is ordered on that device's stream.
         self.in_device_context(device, || {
+            if self.unordered_streams.load(Ordering::Acquire) {
+                // Work on a non-blocking stream may still use the block: wait for it.
+                // SAFETY: the device's context is current.
+                check(unsafe { (self.api.cuCtxSynchronize)() })?;
+            }
             // SAFETY: ptr came from cuMemAllocAsync on this device and nothing queued later uses it.
             check(unsafe { (self.api.cuMemFreeAsync)(ptr, stream(Some(s))) })
         })
@@ -728,6 +736,10 @@ impl Backend for CudaBackend {
             // SAFETY: pool is the device's default pool, which lives as long as the context.
             check(unsafe { (self.api.cuMemPoolTrimTo)(pool, 0) })
         })
+    }
+
+    fn pool_note_unordered_stream(&self) -> Result<()> {
+        self.note_unordered_streams()
     }
 
     fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {

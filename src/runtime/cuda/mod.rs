@@ -9,6 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use libloading::Library;
@@ -21,7 +22,7 @@ use super::{
 };
 use super::{
     Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, HOST_ALLOC_PORTABLE,
-    IPC_HANDLE_BYTES,
+    IPC_HANDLE_BYTES, STREAM_NON_BLOCKING,
 };
 
 /// The oldest driver whose API we rely on: CUDA 12.0.
@@ -45,6 +46,9 @@ pub struct CudaBackend {
     /// Each device's default memory pool (as an address), set up on first pooled
     /// allocation; 0 where the device has no stream-ordered pools.
     pools: Vec<OnceLock<usize>>,
+    /// Set once a stream that does not synchronise with the legacy default stream exists
+    /// (non-blocking or foreign): pooled frees then wait for the device first.
+    unordered_streams: AtomicBool,
 }
 
 fn check(code: c_int) -> Result<()> {
@@ -99,6 +103,7 @@ impl CudaBackend {
             primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
             init_status,
             pools: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
+            unordered_streams: AtomicBool::new(false),
         })
     }
 
@@ -166,6 +171,24 @@ impl CudaBackend {
         // Racing threads set the same attribute on the same pool: either value is right.
         let pool = *slot.get_or_init(|| pool as usize);
         Ok((pool != 0).then_some(pool as CUmemoryPool))
+    }
+
+    /// Marks that unordered streams exist; the first time, waits for every device with a pool,
+    /// so that no block freed earlier (ordered only on the legacy stream) is still in use
+    /// when work on the new stream may get it.
+    fn note_unordered_streams(&self) -> Result<()> {
+        if self.unordered_streams.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        for (device, slot) in self.pools.iter().enumerate() {
+            if slot.get().is_some_and(|pool| *pool != 0) {
+                self.in_device_context(device as i32, || {
+                    // SAFETY: the device's context is current.
+                    check(unsafe { (self.api.cuCtxSynchronize)() })
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// Runs `f` with `device`'s primary context current, restoring the caller's after.
