@@ -11,6 +11,8 @@ import numpy as np
 
 from pygpu._pygpu import HostAllocation
 
+__all__ = ["pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"]
+
 
 def _shape(shape: Any) -> tuple[int, ...]:
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)

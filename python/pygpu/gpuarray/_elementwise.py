@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pygpu._kernels import load_kernels
+from pygpu import _bundled
 from pygpu._pygpu import Function, cudaGetDeviceCount
 from pygpu.gpuarray import _core
 from pygpu.gpuarray._dtypes import DTYPES
@@ -39,25 +39,12 @@ _ZERO_LAYOUT = bytes(_LAYOUT.size)
 _ZERO_SCALAR = bytes(16)
 _SCALAR_SLOTS = 3
 
-_functions: dict[str, Function] = {}
-_modules: dict[str, Any] = {}
 _loops: dict[tuple[Any, ...], tuple[np.dtype[Any], ...]] = {}
 
 
 def kernel(source: str, name: str) -> Function:
-    """The bundled kernel ``name`` of kernels/<source>.cu (loaded once, then cached)."""
-    fn = _functions.get(name)
-    if fn is not None:
-        return fn
-    module = _modules.get(source)
-    if module is None:
-        module = _modules[source] = load_kernels(source)
-    try:
-        fn = module.get_function(name)
-    except Exception as e:
-        raise TypeError(f"no bundled kernel {name!r} in {source}: this operation does not support these dtypes") from e
-    _functions[name] = fn
-    return fn
+    """The bundled kernel ``name`` of kernels/<source>.cu (``pygpu._bundled`` loads and caches it)."""
+    return _bundled.function(source, name)
 
 
 def _weak(x: Any) -> Any:
