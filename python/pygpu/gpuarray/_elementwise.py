@@ -181,9 +181,7 @@ def launch(
             addresses.append(ptr)
         k += 1
     for a, ptr in zip(arrays, addresses):
-        align = a.dtype.itemsize
-        if align > 8:
-            align = 8
+        align = min(a.dtype.itemsize, 8)
         if ptr % align or (not contiguous and any(st % align for st in a.strides)):
             raise _misaligned(a, ptr)
     if _several_devices():
