@@ -220,3 +220,15 @@ def test_a_block_still_written_on_a_non_blocking_stream_is_not_handed_out(pool: 
     pygpu.cudaDeviceSynchronize()
     assert (y.get() == -3.0).all()
     stream.close()
+
+
+@pytest.mark.gpu
+def test_out_of_memory_gives_the_cache_back_and_retries(pool: pygpu.MemoryPool) -> None:
+    free = pygpu.mem_get_info()[0]
+    big = int(free * 0.6) // MiB * MiB
+    a = gpuarray.empty(big, np.uint8)
+    del a  # cached: the device now has about 40% free
+    b = gpuarray.empty(big + 64 * MiB, np.uint8)  # fits only once the cached block is returned
+    assert pool.used_bytes() >= big
+    del b
+    pool.free_all_blocks()

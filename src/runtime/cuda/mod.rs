@@ -191,13 +191,15 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Runs `f` with `device`'s primary context current, restoring the caller's after.
+    /// Runs `f` with a context of `device` current: the caller's if it is one (a context the
+    /// user made current orders its own legacy stream), else the device's primary context,
+    /// restoring the caller's after.
     fn in_device_context<T>(&self, device: i32, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let target = self.primary_context(device)?;
         let mut current: CUcontext = null_mut();
         // SAFETY: valid out-pointer.
         check(unsafe { (self.api.cuCtxGetCurrent)(&mut current) })?;
-        if current == target {
+        if current == target || (!current.is_null() && self.get_device()? == device) {
             return f();
         }
         // SAFETY: target is a retained, live primary context.
