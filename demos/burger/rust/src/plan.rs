@@ -141,7 +141,7 @@ mod tests {
         let none = p.check_fits(gib, 2 * gib).err().unwrap_or_default();
         assert!(none.contains("not even one snapshot fits"), "{none}");
         // The seeds' run fits in a small device; an absurd step count does not overflow.
-        assert_eq!(plan(&[]).check_fits(100 << 20, 1 << 30), Ok(()));
+        assert_eq!(plan(&[]).check_fits(200 << 20, 1 << 30), Ok(()));
         let absurd = plan(&["--t-final", "1e300", "--dt", "1e-300"]);
         assert!(absurd.check_fits(usize::MAX / 2, usize::MAX / 2).is_err());
     }
