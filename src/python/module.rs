@@ -68,7 +68,8 @@ impl Module {
         Ok(self.module()?.get_global(name)?)
     }
 
-    /// Releases the module; its functions can no longer be launched.
+    /// Releases the module now: its functions can no longer be launched; the code is unloaded
+    /// once no Function or graph of it remains.
     fn close(&self) -> PyResult<()> {
         Ok(self.module.release_with(runtime::Module::close)?)
     }

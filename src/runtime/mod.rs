@@ -30,6 +30,8 @@ pub mod kernel;
 pub mod memory;
 pub mod module;
 mod owned;
+#[cfg(test)]
+mod raii_tests;
 pub mod stream;
 
 use std::sync::atomic::{AtomicBool, Ordering};
