@@ -17,6 +17,8 @@ mod _pygpu {
         DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32, DeviceArrayUint64,
     };
     #[pymodule_export]
+    use crate::python::compiler::{rtc_compile, rtc_supported_archs, rtc_version};
+    #[pymodule_export]
     use crate::python::device::{
         backend_name, cuda_device_synchronize, cuda_get_device, cuda_get_device_count, cuda_get_error_name,
         cuda_get_error_string, cuda_get_last_error, cuda_mem_get_info, cuda_peek_at_last_error, cuda_set_device,

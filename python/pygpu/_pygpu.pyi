@@ -411,6 +411,18 @@ class GraphExec:
     def launch(self, stream: cudaStream_t | None = None) -> None:
         """Replays the graph on ``stream`` (None: the default stream)."""
 
+# --- runtime compilers (NVRTC, hiprtc): used by pygpu.compiler ----------------------
+
+def rtc_version(kind: str, library: str | os.PathLike[str]) -> tuple[int, int]:
+    """(major, minor) of the runtime compiler library (``kind`` "nvrtc" or "hiprtc")."""
+def rtc_supported_archs(library: str | os.PathLike[str]) -> list[int]:
+    """The sm_XY numbers (as XY) that the NVRTC at ``library`` compiles cubins for."""
+def rtc_compile(
+    kind: str, library: str | os.PathLike[str], source: str, name: str, options: list[str], output: str
+) -> tuple[bytes | None, str]:
+    """Compiles ``source`` to ``output`` ("cubin", "ptx" or "code"): (binary, or None when
+    the compiler rejected the source or an option; the compiler's log)."""
+
 # --- interop: DLPack capsules and foreign streams ------------------------------------
 
 def dlpack_capsule(

@@ -50,6 +50,7 @@ from pygpu._pygpu import (
 )
 
 __all__ = [
+    "CompileError",
     "Context",
     "Device",
     "DeviceAllocation",
@@ -87,6 +88,34 @@ __all__ = [
 
 #: PyCUDA's base exception: every runtime failure is a ``CudaError``.
 Error = CudaError
+
+
+class CompileError(Error):
+    """Runtime compilation failed (``pygpu.compiler``); PyCUDA's ``driver.CompileError``.
+
+    ``msg`` says what failed, ``command_line`` is the compiler invocation (a list), and
+    ``stderr`` holds the compiler's log (``stdout`` what else it printed, if anything).
+    """
+
+    def __init__(self, msg: str, command_line: Any, stdout: str | None = None, stderr: str | None = None) -> None:
+        self.msg = msg
+        self.command_line = command_line
+        self.stdout = stdout
+        self.stderr = stderr
+        self.log = stderr or ""
+        self.code = -1  # no runtime status: the compiler rejected the source or options
+        self.name = "CompileError"
+        super().__init__(msg, command_line, stdout, stderr)
+
+    def __str__(self) -> str:
+        text = self.msg
+        if self.command_line:
+            command = self.command_line if isinstance(self.command_line, str) else " ".join(map(str, self.command_line))
+            text += f"\n[command: {command}]"
+        for label, output in (("stdout", self.stdout), ("log", self.stderr)):
+            if output:
+                text += f"\n[{label}]\n{output.rstrip()}"
+        return text
 
 
 class LogicError(RuntimeError):

@@ -4,10 +4,11 @@
 //! Inside, dependencies point one way, from the foundations up:
 //! `errors`, `releasable`, `buffer`, `dtypes` (no binding classes) <- `stream` (streams and
 //! the graphs they capture) <- `event`, `memory` <- `kernel_args` <- `module`; `device`,
-//! `interop` and the typed classes `array`, `ptr_wrapper` sit on top.
+//! `interop`, `compiler` and the typed classes `array`, `ptr_wrapper` sit on top.
 
 pub mod array;
 pub mod buffer;
+pub mod compiler;
 pub mod device;
 pub mod dtypes;
 pub mod errors;

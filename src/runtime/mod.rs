@@ -32,6 +32,7 @@ pub mod module;
 mod owned;
 #[cfg(test)]
 mod raii_tests;
+pub mod rtc;
 pub mod stream;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,0 +1,181 @@
+"""The disk cache of compiled kernels (``pygpu.compiler``), and its in-process memo.
+
+An entry is one file ``<root>/v1/<key>.bin``: a magic, the SHA-256 of the payload, the
+payload (the binary). It is written to a temporary file in the same folder and renamed
+into place, so a reader sees a whole entry or none; an entry whose checksum does not
+match is deleted and recompiled. After each write the folder is trimmed, oldest first
+(by modification time, refreshed on every hit), to ``PYGPU_CACHE_MAX_BYTES`` (256 MiB).
+
+The key is a SHA-256 over everything that changes the binary; the caller provides the
+parts (source, options, compiler identity, target, header digests): see
+``pygpu.compiler``. Headers are found by ``resolve_includes`` here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "CacheUnwritableError",
+    "cache_root",
+    "load",
+    "make_key",
+    "resolve_includes",
+    "store",
+]
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+_FORMAT = "pygpu-kernel-cache-v1"
+_MAGIC = b"PYGPUKC1"
+_DIGEST_BYTES = 32
+_SUFFIX = ".bin"
+
+
+class CacheUnwritableError(OSError):
+    """The cache folder cannot be created or written."""
+
+
+def cache_root(cache_dir: str | os.PathLike[str] | None) -> Path:
+    """The cache folder: ``cache_dir``, else ``$PYGPU_CACHE_DIR``, else the user cache folder."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    env = os.environ.get("PYGPU_CACHE_DIR")
+    if env:
+        return Path(env)
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "pygpu"
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "pygpu" / "Cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pygpu"
+
+
+def make_key(parts: list[str | bytes]) -> str:
+    """The SHA-256 (hex) of the parts, each length-prefixed so no two lists collide."""
+    h = hashlib.sha256(_FORMAT.encode())
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _entry(root: Path, key: str) -> Path:
+    return root / "v1" / f"{key}{_SUFFIX}"
+
+
+def load(root: Path, key: str) -> bytes | None:
+    """The binary cached under ``key``, or None (missing, or corrupt: then deleted)."""
+    path = _entry(root, key)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    header = len(_MAGIC) + _DIGEST_BYTES
+    payload = data[header:]
+    if data[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != data[len(_MAGIC) : header]:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None
+    try:
+        os.utime(path)  # eviction removes the least recently used first
+    except OSError:
+        pass
+    return payload
+
+
+def store(root: Path, key: str, binary: bytes, max_bytes: int | None = None) -> None:
+    """Writes the entry atomically, then trims the folder to ``max_bytes``."""
+    folder = root / "v1"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise CacheUnwritableError(
+            f"cannot write the kernel cache folder {folder}: {e.strerror or e}; set PYGPU_CACHE_DIR "
+            "(or pass cache_dir=...) to a writable folder, or pass cache_dir=False to compile without caching"
+        ) from e
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(binary).digest() + binary)
+        os.replace(temp, _entry(root, key))
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    _trim(folder, _max_bytes() if max_bytes is None else max_bytes)
+
+
+def _max_bytes() -> int:
+    value = os.environ.get("PYGPU_CACHE_MAX_BYTES")
+    if not value:
+        return DEFAULT_MAX_BYTES
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"PYGPU_CACHE_MAX_BYTES must be a number of bytes, not {value!r}") from None
+
+
+def _trim(folder: Path, max_bytes: int) -> None:
+    entries = []
+    total = 0
+    with os.scandir(folder) as it:
+        for e in it:
+            if not e.name.endswith(_SUFFIX):
+                continue
+            try:
+                st = e.stat()
+            except OSError:
+                continue  # removed meanwhile by another process
+            entries.append((st.st_mtime_ns, st.st_size, e.path))
+            total += st.st_size
+    if total <= max_bytes:
+        return
+    for _mtime, size, path in sorted(entries):
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total -= size
+        if total <= max_bytes:
+            return
+
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MULTILINE)
+
+
+def resolve_includes(source: str, include_dirs: list[Path]) -> list[tuple[str, Path, bytes]]:
+    """Every header the source includes, directly or through other headers, that is found
+    in ``include_dirs`` (or, for ``"..."``, next to the including header): (name, path,
+    SHA-256 of its contents). Headers found nowhere are the compiler's own (its version
+    is part of the key). Conditional inclusion is not evaluated: every ``#include`` line
+    counts, which can only make the key stricter."""
+    found: list[tuple[str, Path, bytes]] = []
+    seen: set[Path] = set()
+    pending: list[tuple[bytes, Path | None]] = [(source.encode(errors="surrogateescape"), None)]
+    while pending:
+        text, here = pending.pop()
+        for m in _INCLUDE.finditer(text):
+            quote, name = m.group(1), m.group(2).decode(errors="surrogateescape").strip()
+            candidates = ([here] if quote == b'"' and here is not None else []) + include_dirs
+            for folder in candidates:
+                path = folder / name
+                if not path.is_file():
+                    continue
+                path = path.resolve()
+                if path not in seen:
+                    seen.add(path)
+                    data = path.read_bytes()
+                    found.append((name, path, hashlib.sha256(data).digest()))
+                    pending.append((data, path.parent))
+                break
+    return found

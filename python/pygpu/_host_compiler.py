@@ -1,0 +1,287 @@
+"""The host backend's runtime compiler: CUDA C source built by the system C++ compiler into
+a kernels shared library (the ABI of kernels/README.md), which ``Module(bytes)`` loads.
+
+The source is compiled with the portability header force-included (``host_header``) and
+a ``PYGPU_EXPORT(name)`` appended for every ``__global__`` function found in it, plus an
+exported alias for every namespace-scope ``__device__``/``__constant__`` variable, so
+that ``get_function`` and ``get_global`` find them by name as on a GPU. Templated kernels
+are not exported (a template has no single symbol to export; wrap an instantiation in a
+plain ``__global__`` function).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+__all__ = [
+    "compiler_identity",
+    "find_cxx",
+    "header_digest",
+    "host_build",
+    "host_header",
+    "kernel_names",
+    "rewrite_dynamic_shared",
+    "translate_options",
+]
+
+# The flags kernels/build.sh builds the bundled host libraries with (less -Werror: this is
+# the user's code): hidden symbols but the ABI's, no libstdc++ dependency, plain IEEE maths.
+HOST_FLAGS = [
+    "-x",
+    "c++",
+    "-std=c++17",
+    "-O3",
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-fno-exceptions",
+    "-fno-rtti",
+    "-fno-gnu-unique",
+    "-ffp-contract=off",
+    "-Wl,-Bsymbolic",
+    "-Wl,--as-needed",
+    "-Wl,-z,defs",
+]
+
+# nvcc/NVRTC options that mean nothing for a CPU build: dropped (code generation for a GPU,
+# GPU maths modes; -use_fast_math is not -ffast-math, which would change the whole process's
+# floating-point state when the library loads).
+_GPU_ONLY = re.compile(
+    r"^(-lineinfo|--generate-line-info|-G|--device-debug|-use_fast_math|--use_fast_math|-m64|--restrict|"
+    r"-rdc=.*|--relocatable-device-code=.*|-dc|-dw|--expt-.*|--extended-lambda|-default-device|"
+    r"-maxrregcount=.*|--maxrregcount=.*|-ftz=.*|--ftz=.*|-prec-div=.*|--prec-div=.*|-prec-sqrt=.*|"
+    r"--prec-sqrt=.*|-fmad=.*|--fmad=.*|-Xptxas.*|--ptxas-options.*|-arch.*|--gpu-architecture.*|-code.*|"
+    r"--gpu-code.*|-dlto|--dlink-time-opt|-dopt.*|--dopt.*)$"
+)
+_GPU_ONLY_WITH_VALUE = {
+    "-arch",
+    "--gpu-architecture",
+    "-code",
+    "--gpu-code",
+    "-Xptxas",
+    "--ptxas-options",
+    "-maxrregcount",
+}
+
+_DEFAULT_TIMEOUT_S = 300.0
+
+
+def header_digest() -> bytes:
+    """SHA-256 over every file of the header's folder (pygpu_kernel.h and what it includes):
+    the host runtime's version, for cache keys."""
+    folder = host_header().parent
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp")):
+        h.update(str(path.relative_to(folder)).encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.digest()
+
+
+def host_header() -> Path:
+    """The portability header user source is compiled over: shipped in the package
+    (``pygpu/include``) or, in a development checkout, ``kernels/``."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "include" / "pygpu_kernel.h", here.parent.parent / "kernels" / "pygpu_kernel.h"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"the host kernel header pygpu_kernel.h is not in {here / 'include'}: reinstall pygpu")
+
+
+_cxx_memo: dict[str | None, str] = {}
+
+
+def find_cxx() -> str:
+    """The C++ compiler: ``$CXX``, else g++, clang++ or c++ on PATH."""
+    env = os.environ.get("CXX") or None
+    if env in _cxx_memo:
+        return _cxx_memo[env]
+    names = [env] if env else ["g++", "clang++", "c++"]
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            _cxx_memo[env] = path
+            return path
+    if env:
+        raise FileNotFoundError(f"CXX={env!r} is not an executable on PATH: set CXX to your C++ compiler")
+    raise FileNotFoundError(
+        "the host backend compiles kernels with a C++ compiler and found none (g++, clang++, c++): "
+        "install one (e.g. apt-get install g++) or set CXX"
+    )
+
+
+def compiler_identity(cxx: str) -> str:
+    """Stands for the compiler's version in cache keys without running it: its resolved
+    path, size and modification time (an upgrade replaces the file)."""
+    real = os.path.realpath(cxx)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def translate_options(options: list[str]) -> list[str]:
+    """PyCUDA/nvcc options for the C++ compiler: -I, -D, -U, -O, -std, -W pass; GPU-only
+    ones are dropped; anything else goes to the compiler, which rejects what it does not know."""
+    out: list[str] = []
+    skip_next = False
+    for option in options:
+        if skip_next:
+            skip_next = False
+            continue
+        if option in _GPU_ONLY_WITH_VALUE:
+            skip_next = True
+            continue
+        if _GPU_ONLY.match(option):
+            continue
+        out.append(option)
+    return out
+
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+_GLOBAL = re.compile(r"\b__global__\b")
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^()]*\)")
+_NAME_BEFORE_PAREN = re.compile(r"([A-Za-z_]\w*)\s*\($")
+_VARIABLE = re.compile(
+    r"(?:^|(?<=[;{}]))\s*((?:static\s+)?(?:__device__|__constant__)(?:\s+(?:__device__|__constant__))*)\s+"
+    r"([A-Za-z_][\w:<>, ]*?[\s\*&]+)([A-Za-z_]\w*)\s*(\[[^\];]*\])*\s*(?:=[^;]*)?;"
+)
+
+
+def _blank(m: re.Match[str]) -> str:
+    return "".join(c if c == "\n" else " " for c in m.group(0))
+
+
+def _depth_zero_text(code: str) -> str:
+    """The code with the insides of braces blanked: only namespace-scope text remains."""
+    out = []
+    depth = 0
+    for c in code:
+        if c == "{":
+            depth += 1
+            out.append(c)
+        elif c == "}":
+            depth = max(depth - 1, 0)
+            out.append(c)
+        else:
+            out.append(c if depth == 0 or c == "\n" else " ")
+    return "".join(out)
+
+
+def kernel_names(source: str) -> tuple[list[str], list[str]]:
+    """The namespace-scope ``__global__`` functions of the source in order (templates and
+    kernels inside a ``namespace`` excepted) and its ``__device__``/``__constant__`` variables."""
+    # extern "C" { ... } is namespace scope too: look inside it by dropping its braces; blank
+    # everything inside other braces (function bodies, namespaces, classes).
+    flat = _COMMENT_OR_STRING.sub(_blank, re.sub(r'extern\s+"C"\s*\{', lambda e: " " * len(e.group(0)), source))
+    top = _depth_zero_text(flat)
+    kernels: list[str] = []
+    for m in _GLOBAL.finditer(top):
+        start = max(top.rfind(";", 0, m.start()), top.rfind("}", 0, m.start()), top.rfind("{", 0, m.start()))
+        if re.search(r"\btemplate\b", top[start + 1 : m.start()]):
+            continue
+        rest = _LAUNCH_BOUNDS.sub(lambda b: " " * len(b.group(0)), top[m.end() :])
+        paren = rest.find("(")
+        if paren < 0:
+            continue
+        name = _NAME_BEFORE_PAREN.search(rest[: paren + 1])
+        if name and name.group(1) not in kernels:
+            kernels.append(name.group(1))
+    variables: list[str] = []
+    for m in _VARIABLE.finditer(top):
+        if "static" not in m.group(1) and m.group(3) not in variables:
+            variables.append(m.group(3))
+    return kernels, variables
+
+
+_DYNAMIC_SHARED = re.compile(
+    r"\bextern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_][\w:<>, ]*?[\s\*&]*?)\s*"
+    r"(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_]\w*)\s*\[\s*\]\s*;"
+)
+
+
+def rewrite_dynamic_shared(source: str) -> str:
+    """``extern __shared__ T name[];`` as ``PYGPU_DYNAMIC_SHARED(T, name);``: a C++ declaration
+    cannot name memory sized at launch, so the header gives it as a pointer (inside a function;
+    a namespace-scope declaration is not supported on the host). Lines stay where they were."""
+    return _DYNAMIC_SHARED.sub(lambda m: f"PYGPU_DYNAMIC_SHARED({m.group(1).strip()}, {m.group(2)});", source)
+
+
+def host_source(source: str, no_extern_c: bool) -> str:
+    """The translation unit compiled for the host: includes the user's source (kernel.cu),
+    then exports its kernels and globals."""
+    kernels, variables = kernel_names(source)
+    # The source stays in its own file, so the compiler's messages quote its own lines.
+    body = '#include "kernel.cu"' if no_extern_c else 'extern "C" {\n#include "kernel.cu"\n}'
+    exports = [f"PYGPU_EXPORT({k})" for k in kernels]
+    for v in variables:
+        # The loader looks up pygpu_global_<name> (the variable's address) and its size.
+        exports.append(
+            f'extern "C" {{ PYGPU_VISIBLE extern decltype({v}) pygpu_global_{v} __attribute__((alias("{v}"))); }}\n'
+            f"PYGPU_API const std::size_t pygpu_global_size_{v} = sizeof({v});"
+        )
+    return f"{body}\n// pygpu: host exports\n" + "\n".join(exports) + "\n"
+
+
+# Defined only where the header does not define them (the host runtime may).
+_PRELUDE = """#include "pygpu_kernel.h"
+#ifndef __global__
+#define __global__
+#endif
+#ifndef __constant__
+#define __constant__
+#endif
+"""
+
+
+def host_build(
+    source: str, options: list[str], no_extern_c: bool, keep: bool, timeout: float | None = None
+) -> tuple[bytes | None, list[str], str]:
+    """Compiles; returns (library bytes or None on failure, command line, compiler output)."""
+    cxx = find_cxx()
+    header = host_header()
+    workdir = tempfile.mkdtemp(prefix="pygpu-compile-")
+    try:
+        folder = Path(workdir)
+        (folder / "pygpu_prelude.h").write_text(_PRELUDE)
+        (folder / "kernel.cu").write_text(rewrite_dynamic_shared(source))
+        (folder / "pygpu_build.cpp").write_text(host_source(source, no_extern_c))
+        command = [
+            cxx,
+            *HOST_FLAGS,
+            "-I",
+            str(header.parent),
+            "-include",
+            str(folder / "pygpu_prelude.h"),
+            *translate_options(options),
+            "-o",
+            "kernel.so",
+            "pygpu_build.cpp",
+            "-lm",
+        ]
+        limit = timeout if timeout is not None else float(os.environ.get("PYGPU_COMPILE_TIMEOUT", _DEFAULT_TIMEOUT_S))
+        try:
+            done = subprocess.run(command, cwd=folder, capture_output=True, timeout=limit, check=False)
+        except subprocess.TimeoutExpired as e:
+            output = (e.stderr or b"").decode(errors="replace")
+            return (
+                None,
+                command,
+                f"the compiler ran longer than {limit:g} s and was stopped (PYGPU_COMPILE_TIMEOUT)\n{output}",
+            )
+        log = (done.stdout + done.stderr).decode(errors="replace").strip()
+        if done.returncode < 0:
+            name = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else "?"
+            return None, command, f"the compiler was killed by signal {-done.returncode} ({name})\n{log}"
+        if done.returncode != 0:
+            return None, command, log or f"the compiler exited with status {done.returncode}"
+        return (folder / "kernel.so").read_bytes(), command, log
+    finally:
+        if keep:
+            print(f"*** compiler output in {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,216 @@
+"""The GPU runtime compilers for ``pygpu.compiler``: where NVRTC and hiprtc are found, and
+how PyCUDA's nvcc options map onto theirs. Loading and compiling happen in Rust
+(``pygpu._pygpu.rtc_compile``).
+
+NVRTC is searched, first found wins, in: ``$PYGPU_NVRTC`` (a file), the pip wheels
+``nvidia-cuda-nvrtc`` (CUDA 13: ``nvidia/cu13/lib/libnvrtc.so.13``) and
+``nvidia-cuda-nvrtc-cu12`` (``nvidia/cuda_nvrtc/lib/libnvrtc.so.12``) on ``sys.path``,
+``$CONDA_PREFIX/lib``, ``$CUDA_PATH``/``$CUDA_HOME``/``/usr/local/cuda`` (``lib64``, ``lib``), then the
+system's library path (``libnvrtc.so.13``, ``.so.12``, ``.so``). When the driver's CUDA
+major is known, NVRTCs newer than the driver come last: their cubins may not load.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pygpu._pygpu import BackendUnavailableError, rtc_supported_archs, rtc_version
+
+__all__ = [
+    "NvrtcMissingError",
+    "find_hiprtc",
+    "find_nvrtc",
+    "library_identity",
+    "nvrtc_options",
+    "nvrtc_target",
+]
+
+_NVRTC_WHEELS = [
+    (13, Path("nvidia/cu13/lib/libnvrtc.so.13")),
+    (12, Path("nvidia/cuda_nvrtc/lib/libnvrtc.so.12")),
+]
+
+
+class NvrtcMissingError(BackendUnavailableError):
+    """No runtime compiler library was found."""
+
+
+def _nvrtc_candidates(driver_major: int | None) -> list[tuple[int | None, str]]:
+    found: list[tuple[int | None, str]] = []
+    env = os.environ.get("PYGPU_NVRTC")
+    if env:
+        return [(None, env)]
+    for entry in sys.path:
+        for wheel_major, rel in _NVRTC_WHEELS:
+            path = Path(entry or ".") / rel
+            if path.is_file():
+                found.append((wheel_major, str(path)))
+    roots = [os.environ.get("CONDA_PREFIX")]
+    roots += [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"]
+    for i, root in enumerate(roots):
+        if not root:
+            continue
+        for sub in ("lib",) if i == 0 else ("lib64", "lib"):
+            majors: tuple[int | None, ...] = (13, 12, None)
+            for major in majors:
+                name = f"libnvrtc.so.{major}" if major else "libnvrtc.so"
+                path = Path(root) / sub / name
+                if path.is_file():
+                    found.append((major, str(path)))
+    # Bare names: dlopen searches LD_LIBRARY_PATH, the ld.so cache and the system folders.
+    found += [(13, "libnvrtc.so.13"), (12, "libnvrtc.so.12"), (None, "libnvrtc.so")]
+    if driver_major is not None:
+        # Stable: the search order above holds among the compatible ones.
+        found.sort(key=lambda c: c[0] is not None and c[0] > driver_major)
+    return found
+
+
+_nvrtc_memo: dict[tuple[str | None, int | None], str] = {}
+
+
+def find_nvrtc(driver_major: int | None = None) -> str:
+    """The NVRTC library to use (a path, or a bare name dlopen found)."""
+    memo_key = (os.environ.get("PYGPU_NVRTC"), driver_major)
+    if memo_key in _nvrtc_memo:
+        return _nvrtc_memo[memo_key]
+    tried = []
+    for _major, candidate in _nvrtc_candidates(driver_major):
+        if "/" in candidate:
+            # A file found is taken without loading it (a cache hit never needs NVRTC);
+            # compiling with it reports a library that does not load.
+            if os.path.isfile(candidate):
+                _nvrtc_memo[memo_key] = candidate
+                return candidate
+            tried.append(f"{candidate}: no such file")
+            continue
+        try:
+            rtc_version("nvrtc", candidate)
+        except BackendUnavailableError as e:
+            tried.append(str(e))
+            continue
+        _nvrtc_memo[memo_key] = candidate
+        return candidate
+    extra = "nvrtc-cu12" if driver_major == 12 else "nvrtc"
+    raise NvrtcMissingError(
+        "SourceModule on the cuda backend needs NVRTC, the CUDA runtime compiler, and none was found: "
+        f"pip install pygpu[{extra}] (pygpu[nvrtc] for a CUDA 13 driver, pygpu[nvrtc-cu12] for CUDA 12), "
+        "or set PYGPU_NVRTC to a libnvrtc.so. Everything else in pygpu works without it.\n"
+        + "\n".join(f"  tried: {t}" for t in tried[:8])
+    )
+
+
+def find_hiprtc() -> str:
+    """The hiprtc library: ``$PYGPU_HIPRTC``, ``$ROCM_PATH``/``$HIP_PATH``, /opt/rocm, then dlopen's path."""
+    env = os.environ.get("PYGPU_HIPRTC")
+    candidates = [env] if env else []
+    for root in (os.environ.get("ROCM_PATH"), os.environ.get("HIP_PATH"), "/opt/rocm"):
+        if root:
+            candidates += [str(Path(root) / "lib" / n) for n in ("libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5")]
+    candidates += ["libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5"]
+    tried = []
+    for candidate in candidates:
+        if "/" in candidate and not Path(candidate).is_file():
+            continue
+        try:
+            rtc_version("hiprtc", candidate)
+        except BackendUnavailableError as e:
+            tried.append(str(e))
+            continue
+        return candidate
+    raise NvrtcMissingError(
+        "SourceModule on the hip backend needs hiprtc, and none was found: install ROCm's hiprtc "
+        "(e.g. apt-get install libhiprtc-dev or the rocm package), or set PYGPU_HIPRTC to a libhiprtc.so.\n"
+        + "\n".join(f"  tried: {t}" for t in tried[:8])
+    )
+
+
+def library_identity(library: str) -> str:
+    """Stands for the library's version in cache keys without loading it: the resolved
+    file's path, size and modification time (a bare name is loaded to learn its version)."""
+    if "/" in library:
+        real = os.path.realpath(library)
+        st = os.stat(real)
+        return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+    kind = "hiprtc" if "hiprtc" in library else "nvrtc"
+    return f"{library}:{rtc_version(kind, library)}"
+
+
+# nvcc options with no NVRTC counterpart, and why; an option here is an error, so that a
+# program does not silently compile differently from what it asked for.
+_NVCC_ONLY = {
+    "-ccbin": "NVRTC compiles device code only: there is no host compiler",
+    "--compiler-bindir": "NVRTC compiles device code only: there is no host compiler",
+    "-Xcompiler": "NVRTC compiles device code only: host compiler options do not apply",
+    "--compiler-options": "NVRTC compiles device code only: host compiler options do not apply",
+    "-Xlinker": "NVRTC does not link",
+    "--linker-options": "NVRTC does not link",
+    "-c": "pygpu chooses the output (a cubin for your GPU)",
+    "-cubin": "pygpu chooses the output (a cubin for your GPU)",
+    "-ptx": "pygpu chooses the output (a cubin for your GPU)",
+    "-fatbin": "pygpu chooses the output (a cubin for your GPU)",
+    "-o": "pygpu chooses the output file",
+    "-keep": "pass keep=True to SourceModule instead",
+    "--keep": "pass keep=True to SourceModule instead",
+    "-shared": "NVRTC does not link",
+}
+# Options that nvcc takes and NVRTC either does by default or has no use for.
+_DROPPED = {"-m64", "--machine=64", "-O0", "-O1", "-O2", "-O3", "-Xcompiler=-fPIC"}
+
+
+def nvrtc_options(options: list[str]) -> tuple[list[str], str | None]:
+    """PyCUDA's (nvcc) options as NVRTC's; returns (options, architecture asked for with
+    -arch/--gpu-architecture, if any). -I, -D, -U, -G, -lineinfo, --use_fast_math,
+    -std, --maxrregcount, -Xptxas and the other options both compilers share pass through;
+    -O levels and -m64 are dropped (NVRTC always optimises device code, always 64-bit);
+    host-compiler and output options raise ValueError."""
+    out: list[str] = []
+    arch: str | None = None
+    it = iter(options)
+    for option in it:
+        head = option.split("=", 1)[0]
+        if head in _NVCC_ONLY:
+            raise ValueError(f"option {option!r} has no NVRTC equivalent ({_NVCC_ONLY[head]}): remove it")
+        if option in _DROPPED:
+            continue
+        if head in ("-arch", "--gpu-architecture", "-code", "--gpu-code"):
+            value = option.split("=", 1)[1] if "=" in option else next(it, None)
+            if value is None:
+                raise ValueError(f"option {option!r} needs a value such as sm_90")
+            if head in ("-arch", "--gpu-architecture"):
+                arch = value
+            continue  # pygpu passes the architecture itself
+        if option == "-use_fast_math":
+            option = "--use_fast_math"
+        if option in ("-I", "-D", "-U", "-include", "-Xptxas"):
+            value = next(it, None)
+            if value is None:
+                raise ValueError(f"option {option!r} needs a value")
+            joined = {"-Xptxas": "--ptxas-options=", "-include": "--pre-include="}.get(option, option)
+            option = f"{joined}{value}"
+        out.append(option)
+    return out, arch
+
+
+def nvrtc_target(library: str, capability: tuple[int, int], arch: str | None) -> tuple[str, str]:
+    """(output, --gpu-architecture value): a cubin for the device's exact sm_XY when this
+    NVRTC knows it, else PTX for the newest compute_XY it knows below the device (the
+    driver JIT-compiles that PTX; it accepts PTX from an NVRTC no newer than itself)."""
+    if arch is not None:
+        if arch.startswith("sm_"):
+            return "cubin", arch
+        if arch.startswith("compute_"):
+            return "ptx", arch
+        raise ValueError(f"architecture {arch!r} is not sm_XY or compute_XY")
+    wanted = capability[0] * 10 + capability[1]
+    known = rtc_supported_archs(library)
+    if wanted in known:
+        return "cubin", f"sm_{wanted}"
+    older = [a for a in known if a <= wanted]
+    if not older:
+        raise ValueError(
+            f"this NVRTC ({library}) knows no architecture at or below the device's sm_{wanted} "
+            f"(it knows {', '.join(f'sm_{a}' for a in known)}): install an NVRTC that supports your GPU"
+        )
+    return "ptx", f"compute_{max(older)}"

@@ -1,0 +1,281 @@
+"""Runtime compilation, PyCUDA's ``pycuda.compiler``: ``SourceModule(source)`` compiles CUDA
+C and loads it as a :class:`pygpu.Module`, so compiled kernels are launched, prepared and
+captured in graphs exactly as precompiled ones.
+
+Compilers: NVRTC on the cuda backend (a cubin for the current device's sm_XY; PTX only
+when NVRTC does not know the GPU), hiprtc on hip (a code object for the current device),
+the system C++ compiler on host (``$CXX``, g++ or clang++; see ``pygpu._host_compiler``).
+The ``nvcc`` argument is accepted for compatibility and not used.
+
+Binaries are cached on disk (``cache_dir``, else ``$PYGPU_CACHE_DIR``, else
+``~/.cache/pygpu``; ``cache_dir=False`` compiles every time) under a key covering the
+source, the options, the contents of every header it includes from its include folders,
+the compiler, the target architecture and pygpu's kernel header; and memoized in the
+process, so compiling the same source again reads no file.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from pathlib import Path
+from typing import Any
+
+import pygpu
+from pygpu import _compile_cache, _host_compiler, _rtc
+from pygpu._pygpu import Function, Module, cudaDeviceProp, cudaGetDevice, rtc_compile
+from pygpu.driver import CompileError
+
+__all__ = ["DEFAULT_NVCC_FLAGS", "CompileError", "SourceModule", "compile"]
+
+#: Options used when ``options`` is None (PyCUDA's name); ``$PYGPU_DEFAULT_NVCC_FLAGS`` adds to it.
+DEFAULT_NVCC_FLAGS: list[str] = os.environ.get("PYGPU_DEFAULT_NVCC_FLAGS", "").split()
+
+_Stamp = tuple[tuple[str, int, int], ...]
+# In-process memo: what was asked for -> (binary, the headers' (path, mtime, size) it was built from).
+_memo: dict[tuple[Any, ...], tuple[bytes, _Stamp]] = {}
+_device_memo: dict[int, tuple[tuple[int, int], str]] = {}
+_header_digest: dict[str, bytes] = {}
+
+
+def _device() -> tuple[tuple[int, int], str]:
+    device, status = cudaGetDevice()
+    status.check()
+    if device not in _device_memo:
+        props = cudaDeviceProp(device)
+        _device_memo[device] = (props.compute_capability, props.name)
+    return _device_memo[device]
+
+
+def _driver_major() -> int | None:
+    # pygpu.driver.get_driver_version arrives with the driver work; until then, unknown.
+    get = getattr(pygpu.driver, "get_driver_version", None)
+    try:
+        return int(get()) // 1000 if get is not None else None
+    except Exception:  # noqa: BLE001 - only a preference for the search order
+        return None
+
+
+def _stamp(paths: list[Path]) -> _Stamp:
+    out = []
+    for p in paths:
+        st = os.stat(p)
+        out.append((str(p), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _still_valid(stamp: _Stamp) -> bool:
+    try:
+        return all((os.stat(p).st_mtime_ns, os.stat(p).st_size) == (m, s) for p, m, s in stamp)
+    except OSError:
+        return False
+
+
+def _include_dirs(options: list[str], include_dirs: list[str]) -> list[Path]:
+    dirs = [Path(d) for d in include_dirs]
+    it = iter(options)
+    for option in it:
+        if option == "-I":
+            value = next(it, None)
+            if value:
+                dirs.append(Path(value))
+        elif option.startswith("-I"):
+            dirs.append(Path(option[2:]))
+        elif option.startswith("--include-path="):
+            dirs.append(Path(option.split("=", 1)[1]))
+    return dirs
+
+
+def _absolute_include(option: str) -> str:
+    if option.startswith("-I") and len(option) > 2:
+        return f"-I{os.path.abspath(option[2:])}"
+    return option
+
+
+class _Plan:
+    """One compilation worked out: which compiler, which options, the cache key's parts."""
+
+    def __init__(
+        self,
+        source: str,
+        options: list[str],
+        no_extern_c: bool,
+        arch: str | None,
+        code: str | None,
+        include_dirs: list[str],
+        target: str,
+    ) -> None:
+        self.backend = pygpu.backend()
+        self.source = source
+        self.no_extern_c = no_extern_c
+        self.include_dirs = _include_dirs(options, include_dirs)
+        # Absolute include folders: the host compiler runs in a temporary folder.
+        all_options = [_absolute_include(o) for o in options] + [f"-I{os.path.abspath(d)}" for d in include_dirs]
+        self.library = ""
+        self.output = "so"
+        self.capability = (0, 0)
+        self.arch: str | None = None
+        if self.backend == "host":
+            cxx = _host_compiler.find_cxx()
+            header = str(_host_compiler.host_header())
+            if header not in _header_digest:
+                _header_digest[header] = _host_compiler.header_digest()
+            self.options = all_options
+            self.target = f"host-{platform.machine()}"
+            self.identity = [_host_compiler.compiler_identity(cxx), _header_digest[header].hex()]
+            return
+        if target not in ("cubin", "ptx"):
+            raise ValueError(f"target={target!r}: pygpu compiles to 'cubin' (the default) or 'ptx'")
+        if code is not None and arch is None:
+            arch = code
+        rtc_options, asked = _rtc.nvrtc_options(all_options)
+        arch = arch or asked
+        capability, device_name = _device()
+        if self.backend == "hip":
+            self.library = _rtc.find_hiprtc()
+            self.output = "code"
+            if arch is not None:
+                rtc_options.append(f"--offload-arch={arch}")
+            # hiprtc compiles for the current device when no --offload-arch is given.
+            self.target = arch or f"hip:{device_name}:{capability[0]}.{capability[1]}"
+        else:
+            # Nothing here loads NVRTC: a cache hit never needs it. Whether NVRTC knows the
+            # GPU (cubin, else PTX) follows from the library and the device, both in the key.
+            self.library = _rtc.find_nvrtc(_driver_major())
+            if target == "ptx" and arch is None:
+                arch = f"compute_{capability[0]}{capability[1]}"
+            self.capability = capability
+            self.arch = arch
+            self.target = f"sm_{capability[0]}{capability[1]}:{arch or 'native'}"
+        self.options = rtc_options
+        self.identity = [_rtc.library_identity(self.library)]
+
+    def wrapped_source(self) -> str:
+        return self.source if self.no_extern_c else f'extern "C" {{\n{self.source}\n}}\n'
+
+    def key(self, headers: list[tuple[str, Path, bytes]]) -> str:
+        parts: list[str | bytes] = [self.backend, self.target, *self.identity]
+        parts += ["options", "\0".join(self.options), "extern-c", str(not self.no_extern_c), "source", self.source]
+        for name, _path, digest in sorted(headers):
+            parts += [name, digest]
+        return _compile_cache.make_key(parts)
+
+    def build(self, keep: bool) -> bytes:
+        if self.backend == "host":
+            binary, command, log = _host_compiler.host_build(self.source, self.options, self.no_extern_c, keep)
+        else:
+            kind = "hiprtc" if self.backend == "hip" else "nvrtc"
+            options = self.options
+            if kind == "nvrtc":
+                self.output, gpu_arch = _rtc.nvrtc_target(self.library, self.capability, self.arch)
+                options = [*options, f"--gpu-architecture={gpu_arch}"]
+            command = [kind, self.library, *options]
+            binary, log = rtc_compile(kind, self.library, self.wrapped_source(), "kernel.cu", options, self.output)
+            if keep:
+                print(f"*** {kind} options: {' '.join(self.options)}")
+        if binary is None:
+            message = f"{self.backend} compilation of the kernel source failed"
+            if _TEXTURE_REFERENCE.search(self.source):
+                message += f" ({_NO_TEXTURES})"
+            raise CompileError(message, command, stderr=log)
+        return binary
+
+
+def compile(
+    source: str,
+    nvcc: str = "nvcc",
+    options: list[str] | None = None,
+    keep: bool = False,
+    no_extern_c: bool = False,
+    arch: str | None = None,
+    code: str | None = None,
+    cache_dir: str | os.PathLike[str] | bool | None = None,
+    include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
+    target: str = "cubin",
+) -> bytes:
+    """Compiles ``source`` for the current device and returns the binary that
+    :class:`pygpu.Module` loads: a cubin (or PTX) on cuda, a code object on hip, a kernels
+    shared library on host. Raises :class:`CompileError` with the compiler's log."""
+    del nvcc  # the backend's compiler is used
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a str of CUDA C, not {type(source).__name__}")
+    options = list(DEFAULT_NVCC_FLAGS if options is None else options)
+    if not all(isinstance(o, str) for o in options):
+        raise TypeError("options must be a list of str")
+    caching = cache_dir is not False and not keep
+    memo_key = (
+        pygpu.backend(),
+        _device()[1] if pygpu.backend() != "host" else "",
+        source,
+        tuple(options),
+        no_extern_c,
+        arch,
+        code,
+        tuple(include_dirs),
+        target,
+        os.environ.get("CXX"),
+        os.environ.get("PYGPU_NVRTC"),
+    )
+    if caching:
+        memo = _memo.get(memo_key)
+        if memo is not None and _still_valid(memo[1]):
+            return memo[0]
+
+    plan = _Plan(source, options, no_extern_c, arch, code, list(include_dirs), target)
+    if not caching:
+        return plan.build(keep)
+    headers = _compile_cache.resolve_includes(source, plan.include_dirs)
+    stamp = _stamp([path for _name, path, _digest in headers])
+    key = plan.key(headers)
+    root = _compile_cache.cache_root(None if cache_dir is True else cache_dir)  # type: ignore[arg-type]
+    binary = _compile_cache.load(root, key)
+    if binary is None:
+        binary = plan.build(keep)
+        _compile_cache.store(root, key, binary)
+    _memo[memo_key] = (binary, stamp)
+    return binary
+
+
+_TEXTURE_REFERENCE = re.compile(r"\b(texture|surface)\s*<")
+_NO_TEXTURES = (
+    "texture and surface references were removed in CUDA 12 and pygpu does not support them: "
+    "pass the array as a plain pointer argument (read it with __ldg for the read-only cache), "
+    "or create a texture object (cudaTextureObject_t) and pass it as a kernel argument"
+)
+
+
+class SourceModule:
+    """CUDA C compiled for the current device and loaded (PyCUDA's ``SourceModule``):
+    ``get_function(name)`` gives a :class:`pygpu.Function`, ``get_global(name)`` a
+    (device address, size) pair. ``module`` is the underlying :class:`pygpu.Module`.
+    By default the source is wrapped in ``extern "C" { }``, so kernels keep their plain
+    names; ``no_extern_c=True`` leaves it as is (then look kernels up by mangled name)."""
+
+    def __init__(
+        self,
+        source: str,
+        nvcc: str = "nvcc",
+        options: list[str] | None = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: str | os.PathLike[str] | bool | None = None,
+        include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
+    ) -> None:
+        binary = compile(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs)
+        self.module = Module(binary)
+
+    def get_function(self, name: str) -> Function:
+        return self.module.get_function(name)
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device address, size in bytes) of a ``__device__`` or ``__constant__`` variable."""
+        return self.module.get_global(name)
+
+    def get_texref(self, name: str) -> Any:
+        raise NotImplementedError(f"get_texref({name!r}): {_NO_TEXTURES}")
+
+    def get_surfref(self, name: str) -> Any:
+        raise NotImplementedError(f"get_surfref({name!r}): {_NO_TEXTURES}")

@@ -1,0 +1,86 @@
+"""SourceModule on a GPU: NVRTC (or hiprtc) compiles for the device's exact architecture,
+and the same programs run with NVRTC from a pip wheel and from the CUDA toolkit. The
+programs of test_compiler.py and test_compiled_kernels.py also run on the GPU backends."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from pathlib import Path
+
+import pygpu
+import pytest
+from conftest import run_python
+from pygpu import _pygpu, _rtc, compiler
+
+pytestmark = pytest.mark.gpu
+
+PROGRAM = """
+import numpy as np, pygpu.driver as cuda
+from pygpu.compiler import SourceModule
+mod = SourceModule('''
+__global__ void twice(float* b, const float* a, int n) {
+  __shared__ float tile[128];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x] = i < n ? a[i] : 0;
+  __syncthreads();
+  if (i < n) b[i] = 2 * tile[threadIdx.x];
+}
+''', cache_dir=False)
+a = np.arange(1000, dtype=np.float32)
+b = np.zeros_like(a)
+mod.get_function("twice")(cuda.Out(b), cuda.In(a), np.int32(a.size), block=(128, 1, 1), grid=(8, 1))
+assert (b == 2 * a).all()
+from pygpu import _rtc
+print("nvrtc", _rtc.find_nvrtc())
+"""
+
+
+def _wheel_nvrtc() -> str | None:
+    for entry in sys.path:
+        for rel in ("nvidia/cu13/lib/libnvrtc.so.13", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"):
+            path = Path(entry or ".") / rel
+            if path.is_file():
+                return str(path)
+    return None
+
+
+def _toolkit_nvrtc() -> str | None:
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    for root in filter(None, roots):
+        found = sorted(glob.glob(f"{root}/lib64/libnvrtc.so*")) or sorted(glob.glob(f"{root}/lib/libnvrtc.so*"))
+        if found:
+            return found[0]
+    return None
+
+
+@pytest.mark.skipif(pygpu.backend() != "cuda", reason="NVRTC is the cuda backend's compiler")
+def test_compiles_a_cubin_for_the_exact_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiler, "_memo", {})
+    major, minor = pygpu.cudaDeviceProp(0).compute_capability
+    binary = compiler.compile("__global__ void k(int* x) { x[0] = 1; }", cache_dir=str(tmp_path))
+    library = _rtc.find_nvrtc()
+    if major * 10 + minor in _pygpu.rtc_supported_archs(library):
+        assert binary.startswith(b"\x7fELF"), "expected a cubin"
+    else:
+        assert b".target" in binary, "expected PTX for a GPU this NVRTC does not know"
+    pygpu.Module(binary).get_function("k")
+
+
+@pytest.mark.skipif(pygpu.backend() != "cuda", reason="NVRTC is the cuda backend's compiler")
+@pytest.mark.parametrize("source", ["wheel", "toolkit"])
+def test_nvrtc_from_wheel_and_toolkit(source: str) -> None:
+    library = _wheel_nvrtc() if source == "wheel" else _toolkit_nvrtc()
+    if library is None:
+        pytest.skip(f"no NVRTC from the {source} on this machine")
+    done = run_python(PROGRAM, env={"PYGPU_NVRTC": library, "PYGPU_BACKEND": "cuda"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"nvrtc {library}" in done.stdout
+
+
+@pytest.mark.skipif(pygpu.backend() != "cuda", reason="NVRTC is the cuda backend's compiler")
+def test_unknown_architecture_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiler, "_memo", {})
+    with pytest.raises(compiler.CompileError, match="sm_1"):
+        compiler.compile("__global__ void k() {}", arch="sm_1", cache_dir=False)
