@@ -155,8 +155,23 @@ impl Function {
             None => unsafe { f.launch_on(config, StreamHandle::DEFAULT, args) },
         };
         let result = if f.context().kind() == BackendKind::Host {
-            // Host kernels run on this thread and may run long: let other threads run.
-            py.detach(launch)
+            // Host kernels run on this thread and may run long: let other threads run, and
+            // between blocks run Python's signal handlers, so that Ctrl-C stops the launch.
+            let interrupt: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+            let check = || {
+                Python::attach(|py| match py.check_signals() {
+                    Ok(()) => false,
+                    Err(e) => {
+                        *interrupt.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        true
+                    }
+                })
+            };
+            let result = py.detach(|| runtime::run_interruptible(&check, launch));
+            if let Some(e) = interrupt.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                return Err(e);
+            }
+            result
         } else {
             launch()
         };
