@@ -284,9 +284,11 @@ sys.exit(done.returncode)
 def test_rust_driver_refuses_before_allocating(tmp_path: Path) -> None:
     """A run that cannot fit is refused from its sizes alone, before its initial condition or any
     buffer exists: the driver used to take 4.0 GiB and 11.6 s to say "Nothing was allocated"."""
-    cmd = [str(rust_binary()), "--out", str(tmp_path), "--analysis-dir", str(DEMO), "--nx", str(2**28), "--t-final", "1"]
+    too_large = ["--nx", str(2**28), "--t-final", "1"]
+    cmd = [str(rust_binary()), "--out", str(tmp_path), "--analysis-dir", str(DEMO), *too_large]
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", PEAK_RSS_PROBE, *cmd], env=demo_env(), capture_output=True, text=True, timeout=120)
+    probe = [sys.executable, "-c", PEAK_RSS_PROBE, *cmd]
+    done = subprocess.run(probe, env=demo_env(), capture_output=True, text=True, timeout=120)
     seconds = time.monotonic() - started
     assert done.returncode == 2, done.stderr
     assert "do not fit in device memory" in done.stderr and "Nothing was allocated" in done.stderr
