@@ -56,11 +56,20 @@ __device__ __forceinline__ void copy_strided(T* dst, const T* src, long long n, 
   }
 }
 
+// The product rounded on its own: numpy computes first + i * delta in two roundings, and a
+// GPU compiler would otherwise fuse them into one multiply-add (1 ulp apart from numpy).
+template <typename T>
+__device__ __forceinline__ T product_rn(T a, T b) { return a * b; }
+template <>
+__device__ __forceinline__ float product_rn<float>(float a, float b) { return __fmul_rn(a, b); }
+template <>
+__device__ __forceinline__ double product_rn<double>(double a, double b) { return __dmul_rn(a, b); }
+
 // out[i] = first for i = 0, second for i = 1, first + i * (second - first) after: numpy's fill.
 template <typename T>
 __device__ __forceinline__ void arange(T* out, long long n, T first, T second) {
   const T delta = second - first;
-  PYGPU_GRID_STRIDE(i, n) out[i] = i == 0 ? first : i == 1 ? second : T(first + T(i) * delta);
+  PYGPU_GRID_STRIDE(i, n) out[i] = i == 0 ? first : i == 1 ? second : T(first + product_rn(T(i), delta));
 }
 
 }  // namespace pygpu_array

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -66,6 +66,18 @@ impl Module {
     /// (device address, size in bytes) of a global variable.
     fn get_global(&self, name: &str) -> PyResult<(u64, usize)> {
         Ok(self.module()?.get_global(name)?)
+    }
+
+    /// Texture references were removed in CUDA 12: raises NotImplementedError naming the replacement.
+    #[allow(unused_variables)]
+    fn get_texref(&self, name: &str) -> PyResult<()> {
+        Err(texref_removed("Module.get_texref"))
+    }
+
+    /// Surface references were removed in CUDA 12: raises NotImplementedError naming the replacement.
+    #[allow(unused_variables)]
+    fn get_surfref(&self, name: &str) -> PyResult<()> {
+        Err(texref_removed("Module.get_surfref"))
     }
 
     /// Releases the module now: its functions can no longer be launched; the code is unloaded
@@ -280,6 +292,25 @@ impl Function {
         self.function.name()
     }
 
+    /// The value of a `function_attribute` (a CUfunction_attribute number).
+    fn get_attribute(&self, attr: i32) -> PyResult<i32> {
+        self.module.get().module()?;
+        Ok(self.function.get_attribute(attr)?)
+    }
+
+    /// Sets a settable `function_attribute`, e.g. MAX_DYNAMIC_SHARED_SIZE_BYTES before a launch
+    /// with more than 48 KiB of dynamic shared memory.
+    fn set_attribute(&self, attr: i32, value: i32) -> PyResult<()> {
+        self.module.get().module()?;
+        Ok(self.function.set_attribute(attr, value)?)
+    }
+
+    /// The preferred split of on-chip memory (a `func_cache` value); a hint the GPU may ignore.
+    fn set_cache_config(&self, config: i32) -> PyResult<()> {
+        self.module.get().module()?;
+        Ok(self.function.set_cache_config(config)?)
+    }
+
     #[getter]
     fn num_regs(&self) -> PyResult<i32> {
         Ok(self.function.attribute(FunctionAttribute::NumRegs)?)
@@ -314,4 +345,12 @@ impl Function {
     fn __repr__(&self) -> String {
         format!("<pygpu.Function {}>", self.function.name())
     }
+}
+fn texref_removed(call: &str) -> PyErr {
+    PyNotImplementedError::new_err(format!(
+        "{call}: texture and surface references were removed in CUDA 12 (cuModuleGetTexRef, cuTexRef* and \
+         cuSurfRef* no longer exist). Read the data with plain global-memory loads instead (pass a device \
+         pointer; __ldg() or const __restrict__ for the read-only cache), or create texture objects \
+         (cudaTextureObject_t, cudaCreateTextureObject) in your own C++ code"
+    ))
 }

@@ -74,6 +74,21 @@ impl Function {
         self.context().backend().function_attribute(self.handle, attribute)
     }
 
+    /// A `CUfunction_attribute` by number (the driver surface's `Function.get_attribute`).
+    pub fn get_attribute(&self, attribute: i32) -> Result<i32> {
+        self.context().backend().function_get_attribute(self.handle, attribute)
+    }
+
+    /// Sets a settable `CUfunction_attribute`.
+    pub fn set_attribute(&self, attribute: i32, value: i32) -> Result<()> {
+        self.context().backend().function_set_attribute(self.handle, attribute, value)
+    }
+
+    /// The preferred split of on-chip memory (a `CUfunc_cache` value).
+    pub fn set_cache_config(&self, config: i32) -> Result<()> {
+        self.context().backend().function_set_cache_config(self.handle, config)
+    }
+
     /// (minimum grid size, block size) for the highest occupancy.
     pub fn max_potential_block_size(&self, dynamic_shared: usize, block_limit: i32) -> Result<(i32, i32)> {
         self.context().backend().max_potential_block_size(self.handle, dynamic_shared, block_limit)
