@@ -263,6 +263,39 @@ impl Drop for HostRegistration {
     }
 }
 
+/// Another process's allocation mapped into this one (cuIpcOpenMemHandle), unmapped when
+/// dropped.
+pub struct IpcMapping {
+    ptr: DevicePtr,
+    backend: &'static dyn Backend,
+}
+
+impl IpcMapping {
+    /// Maps the allocation named by `handle` (from `ipc_get_mem_handle` in its process).
+    pub fn open(handle: &[u8; super::IPC_HANDLE_BYTES], flags: u32) -> Result<Self> {
+        let backend = backend()?;
+        let ptr = backend.ipc_open_mem_handle(handle, flags)?;
+        Ok(IpcMapping { ptr, backend })
+    }
+
+    /// The mapping's device address in this process.
+    pub fn ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+}
+
+impl Drop for IpcMapping {
+    fn drop(&mut self) {
+        if super::in_forked_child() {
+            return;
+        }
+        // SAFETY: opened by ipc_open_mem_handle in `open` and closed exactly once, here.
+        if let Err(e) = unsafe { self.backend.ipc_close_mem_handle(self.ptr) } {
+            record_error(e.code());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
