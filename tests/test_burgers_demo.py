@@ -288,7 +288,7 @@ def test_rust_driver_refuses_before_allocating(tmp_path: Path) -> None:
     cmd = [str(rust_binary()), "--out", str(tmp_path), "--analysis-dir", str(DEMO), *too_large]
     started = time.monotonic()
     probe = [sys.executable, "-c", PEAK_RSS_PROBE, *cmd]
-    done = subprocess.run(probe, env=demo_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(probe, env=demo_env(), capture_output=True, text=True, timeout=120, check=False)
     seconds = time.monotonic() - started
     assert done.returncode == 2, done.stderr
     assert "do not fit in device memory" in done.stderr and "Nothing was allocated" in done.stderr
