@@ -14,6 +14,8 @@ import numpy.typing as npt
 from pygpu._driver_enums import host_alloc_flags
 from pygpu._pygpu import HostAllocation
 
+__all__ = ["pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"]
+
 #: The page size numpy arrays are aligned to for ``register_host_memory``.
 PAGE_BYTES = 4096
 
