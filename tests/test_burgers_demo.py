@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,33 @@ def test_rust_driver_refuses_and_explains(tmp_path: Path) -> None:
     bad = run_rust_demo(tmp_path, "--nx", "1", check=False)
     assert bad.returncode == 2 and "--nx" in bad.stderr
     assert "--snapshot-every" in run_rust_demo(tmp_path, "--help").stdout
+
+
+# Runs a command and prints its peak resident memory (KiB), which RUSAGE_CHILDREN of this process
+# then holds for that one child only; the command's stderr passes through.
+PEAK_RSS_PROBE = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(done.returncode)
+"""
+
+
+def test_rust_driver_refuses_before_allocating(tmp_path: Path) -> None:
+    """A run that cannot fit is refused from its sizes alone, before its initial condition or any
+    buffer exists: the driver used to take 4.0 GiB and 11.6 s to say "Nothing was allocated"."""
+    too_large = ["--nx", str(2**28), "--t-final", "1"]
+    cmd = [str(rust_binary()), "--out", str(tmp_path), "--analysis-dir", str(DEMO), *too_large]
+    started = time.monotonic()
+    probe = [sys.executable, "-c", PEAK_RSS_PROBE, *cmd]
+    done = subprocess.run(probe, env=demo_env(), capture_output=True, text=True, timeout=120, check=False)
+    seconds = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    assert "do not fit in device memory" in done.stderr and "Nothing was allocated" in done.stderr
+    peak_mib = int(done.stdout.split()[-1]) / 1024
+    assert peak_mib < 1024, f"refusing took {peak_mib:.0f} MiB of memory"
+    assert seconds < 5, f"refusing took {seconds:.1f} s"
+    assert not (tmp_path / "summary.json").exists()
 
 
 # --- refusing snapshots that do not fit, options -----------------------------------------------

@@ -341,6 +341,32 @@ def test_graph_replay_matches_the_plain_loop(burgers: pygpu.Module) -> None:
     np.testing.assert_array_equal(from_device(graphed[0], u0), from_device(plain[0], u0))
 
 
+def test_graphs_keep_the_captured_kernels_loaded() -> None:
+    """A graph holds the modules of the kernels captured into it: replaying it after the module
+    was closed and its functions dropped runs the kernel (the host backend would otherwise call
+    into an unloaded library)."""
+    import gc
+
+    m = pygpu.load_kernels("testing")
+    fill = m.get_function("fill_i32")
+    d = pygpu.mem_alloc(16)
+    s = pygpu.cudaStream_t()
+    s.begin_capture()
+    fill(d, np.int32(4), np.int32(7), block=4, stream=s)
+    graph = s.end_capture()
+    exec_ = graph.instantiate()
+    m.close()
+    with pytest.raises(pygpu.InvalidHandleError):
+        fill(d, np.int32(4), np.int32(7), block=4)
+    del fill, m, graph
+    gc.collect()
+    exec_.launch(s)
+    pygpu.cudaStreamSynchronize(s)
+    out = np.zeros(4, np.int32)
+    pygpu.memcpy_dtoh(out, d)
+    assert out.tolist() == [7] * 4
+
+
 def test_graph_with_copies_and_memsets(testing: pygpu.Module) -> None:
     s = pygpu.cudaStream_t()
     a, b = pygpu.mem_alloc(64), pygpu.mem_alloc(64)

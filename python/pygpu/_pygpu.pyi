@@ -432,7 +432,8 @@ class DeviceArray_complex128(_DeviceArray[complex]):
 @final
 class Module:
     """A loaded code object: PTX, cubin or fatbin (CUDA), HSACO (HIP), a kernels shared
-    library (host). Unloaded with the last reference (functions keep it alive) or close()."""
+    library (host). Unloaded with the last reference: its functions, and graphs that captured
+    one of them, keep it loaded."""
     def __new__(cls, image: bytes) -> Self: ...
     @staticmethod
     def from_file(path: str | os.PathLike[str]) -> Module: ...
@@ -443,7 +444,9 @@ class Module:
         """Texture references were removed in CUDA 12: raises NotImplementedError naming the replacement."""
     def get_surfref(self, name: str) -> None:
         """Surface references were removed in CUDA 12: raises NotImplementedError naming the replacement."""
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Releases the module now: its functions can no longer be launched; the code is
+        unloaded once no Function or graph of it remains."""
 
 @final
 class Function:
@@ -497,7 +500,8 @@ class ArgumentHandler:
 
 @final
 class Graph:
-    """A graph recorded by stream capture."""
+    """A graph recorded by stream capture; it and its instances keep the modules of the
+    captured kernels loaded."""
     def instantiate(self) -> GraphExec: ...
 
 @final

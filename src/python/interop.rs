@@ -38,21 +38,21 @@ fn foreign_stream(raw: usize) -> PyResult<StreamHandle> {
 #[pyfunction]
 pub fn stream_wait_event_raw(stream_handle: usize, event: &Bound<'_, CudaEvent>) -> PyResult<()> {
     let b = backend()?;
-    let e = event.get().handle()?;
+    let e = event.get().event()?;
     if b.kind() == BackendKind::Host {
-        b.event_query(e)?;
+        e.query()?;
         return Ok(());
     }
-    Ok(b.stream_wait_event(foreign_stream(stream_handle)?, e)?)
+    Ok(b.stream_wait_event(foreign_stream(stream_handle)?, e.handle())?)
 }
 
 /// Records `event` on the foreign stream `stream_handle` (see `stream_wait_event_raw`).
 #[pyfunction]
 pub fn event_record_raw(event: &Bound<'_, CudaEvent>, stream_handle: usize) -> PyResult<()> {
     let b = backend()?;
-    let e = event.get().handle()?;
+    let e = event.get().event()?;
     if b.kind() == BackendKind::Host {
-        return Ok(b.event_record(e, StreamHandle::DEFAULT)?);
+        return Ok(e.record(StreamHandle::DEFAULT)?);
     }
-    Ok(b.event_record(e, foreign_stream(stream_handle)?)?)
+    Ok(e.record(foreign_stream(stream_handle)?)?)
 }

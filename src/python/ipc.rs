@@ -6,8 +6,8 @@ use pyo3::types::PyBytes;
 
 use super::memory::device_address;
 use super::releasable::Releasable;
-use crate::runtime::error::record_error;
-use crate::runtime::{backend, Backend, DevicePtr, Error, IPC_HANDLE_BYTES};
+use crate::runtime::memory::IpcMapping;
+use crate::runtime::{backend, DevicePtr, Error, IPC_HANDLE_BYTES};
 
 /// The interprocess handle (64 bytes) of the allocation holding `devptr`.
 #[pyfunction]
@@ -17,29 +17,13 @@ pub fn mem_get_ipc_handle<'py>(py: Python<'py>, devptr: &Bound<'py, PyAny>) -> P
     Ok(PyBytes::new(py, &handle))
 }
 
-/// Another process's allocation, mapped into this one; unmapped by `close()` or when the
-/// object goes away. `int()` is its device address here.
+/// Another process's allocation, mapped into this one (a thin wrapper over
+/// `runtime::memory::IpcMapping`); unmapped by `close()` or when the object goes away.
+/// `int()` is its device address here.
 #[pyclass(module = "pygpu", frozen)]
 pub struct IPCMemoryHandle {
     mapping: Releasable<IpcMapping>,
     ptr: DevicePtr,
-}
-
-struct IpcMapping {
-    ptr: DevicePtr,
-    backend: &'static dyn Backend,
-}
-
-impl Drop for IpcMapping {
-    fn drop(&mut self) {
-        if crate::runtime::in_forked_child() {
-            return;
-        }
-        // SAFETY: opened by ipc_open_mem_handle and closed exactly once, here.
-        if let Err(e) = unsafe { self.backend.ipc_close_mem_handle(self.ptr) } {
-            record_error(e.code());
-        }
-    }
 }
 
 #[pymethods]
@@ -55,22 +39,22 @@ impl IPCMemoryHandle {
                 handle.len()
             ))
         })?;
-        let b = backend()?;
-        let ptr = b.ipc_open_mem_handle(handle, flags)?;
-        Ok(IPCMemoryHandle { mapping: Releasable::new(IpcMapping { ptr, backend: b }, "this IPCMemoryHandle"), ptr })
+        let mapping = IpcMapping::open(handle, flags)?;
+        let ptr = mapping.ptr();
+        Ok(IPCMemoryHandle { mapping: Releasable::new(mapping, "this IPCMemoryHandle"), ptr })
     }
 
     fn __int__(&self) -> PyResult<DevicePtr> {
-        self.mapping.with(|m| m.ptr)
+        self.mapping.with(IpcMapping::ptr)
     }
 
     fn __index__(&self) -> PyResult<DevicePtr> {
-        self.mapping.with(|m| m.ptr)
+        self.mapping.with(IpcMapping::ptr)
     }
 
     #[getter]
     fn ptr(&self) -> PyResult<DevicePtr> {
-        self.mapping.with(|m| m.ptr)
+        self.mapping.with(IpcMapping::ptr)
     }
 
     /// Unmaps now; idempotent.

@@ -1,7 +1,7 @@
 //! Kernels from Python: `Module` (a loaded code object) and `Function` (PyCUDA's call and
 //! prepared-call conventions; the arguments are packed by `kernel_args`).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
@@ -9,30 +9,29 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use super::kernel_args::{dims, pack_any, pack_prepared, parse_signature, unstage, ParamKind};
 use super::releasable::Releasable;
-use super::stream::{stream_handle, CudaStream};
+use super::stream::{stream_arg, CudaStream};
 use crate::runtime::{
-    backend, error::record_error, Backend, BackendKind, Error, FunctionAttribute, FunctionHandle, KernelArgs,
-    LaunchConfig, ModuleHandle, StreamHandle,
+    self, BackendKind, Context, Error, FunctionAttribute, KernelArgs, LaunchConfig, Stream, StreamHandle,
 };
 
 /// A loaded code object: PTX, cubin or fatbin (CUDA), HSACO (HIP), a kernels shared
-/// library (host). Unloaded with the last reference (functions keep it alive) or `close()`.
+/// library (host). A thin wrapper over `runtime::Module`; its functions hold the code
+/// loaded, so `close()` unloads it now only when none remains.
 #[pyclass(module = "pygpu", frozen)]
 pub struct Module {
-    handle: Releasable<ModuleHandle>,
-    backend: &'static dyn Backend,
+    module: Releasable<Arc<runtime::Module>>,
 }
 
 impl Module {
-    fn handle(&self) -> PyResult<ModuleHandle> {
-        self.handle.get()
+    fn module(&self) -> PyResult<Arc<runtime::Module>> {
+        self.module.get()
     }
 
     fn load(py: Python<'_>, image: &[u8]) -> PyResult<Self> {
-        let b = backend()?;
+        let ctx = Context::current()?;
         // JIT-compiling PTX can take a while: let other threads run.
-        let handle = py.detach(|| b.module_load(image))?;
-        Ok(Module { handle: Releasable::new(handle, "this Module"), backend: b })
+        let module = py.detach(|| runtime::Module::load(&ctx, image))?;
+        Ok(Module { module: Releasable::new(module, "this Module") })
     }
 }
 
@@ -54,23 +53,19 @@ impl Module {
     }
 
     fn get_function(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {
-        let this = slf.get();
-        let handle = this.backend.module_get_function(this.handle()?, name)?;
-        let attribute = |a| this.backend.function_attribute(handle, a).unwrap_or(0);
+        let function = slf.get().module()?.get_function(name)?;
         Ok(Function {
-            handle,
-            param_sizes: this.backend.function_param_sizes(handle).ok().flatten(),
-            name: name.to_string(),
-            max_threads_per_block: attribute(FunctionAttribute::MaxThreadsPerBlock),
+            param_sizes: function.param_sizes().ok().flatten(),
+            max_threads_per_block: function.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap_or(0),
+            function,
             module: slf.clone().unbind(),
-            backend: this.backend,
             prepared: Mutex::new(None),
         })
     }
 
     /// (device address, size in bytes) of a global variable.
     fn get_global(&self, name: &str) -> PyResult<(u64, usize)> {
-        Ok(self.backend.module_get_global(self.handle()?, name)?)
+        Ok(self.module()?.get_global(name)?)
     }
 
     /// Texture references were removed in CUDA 12: raises NotImplementedError naming the replacement.
@@ -85,38 +80,22 @@ impl Module {
         Err(texref_removed("Module.get_surfref"))
     }
 
-    /// Unloads now; functions of this module must not be launched afterwards.
+    /// Releases the module now: its functions can no longer be launched; the code is unloaded
+    /// once no Function or graph of it remains.
     fn close(&self) -> PyResult<()> {
-        if let Some(h) = self.handle.take() {
-            // SAFETY: taken out of the object, so unloaded exactly once.
-            unsafe { self.backend.module_unload(h) }?;
-        }
-        Ok(())
+        Ok(self.module.release_with(runtime::Module::close)?)
     }
 }
 
-impl Drop for Module {
-    fn drop(&mut self) {
-        if let Some(h) = self.handle.take_mut().filter(|_| !crate::runtime::in_forked_child()) {
-            // SAFETY: last reference (functions hold one), so nothing launches from it.
-            if let Err(e) = unsafe { self.backend.module_unload(h) } {
-                record_error(e.code());
-            }
-        }
-    }
-}
-
-/// A kernel of a loaded module, launched PyCUDA's way.
+/// A kernel of a loaded module, launched PyCUDA's way; a thin wrapper over `runtime::Function`.
 #[pyclass(module = "pygpu", frozen)]
 pub struct Function {
-    handle: FunctionHandle,
-    name: String,
+    function: runtime::Function,
     max_threads_per_block: i32,
     /// Parameter sizes where the backend knows them: launches are checked against them.
     param_sizes: Option<Vec<usize>>,
-    /// Keeps the code loaded while the function can be launched.
+    /// The Python module, whose `close()` ends launching from this function.
     module: Py<Module>,
-    backend: &'static dyn Backend,
     prepared: Mutex<Option<Vec<ParamKind>>>,
 }
 
@@ -131,7 +110,10 @@ impl Function {
         let threads: u64 = config.block.iter().map(|&d| u64::from(d)).product();
         let mut detail = format!(
             "launching {} with grid {:?}, block {:?}, {} bytes of shared memory",
-            self.name, config.grid, config.block, config.shared_bytes
+            self.function.name(),
+            config.grid,
+            config.block,
+            config.shared_bytes
         );
         if self.max_threads_per_block > 0 && threads > self.max_threads_per_block as u64 {
             detail += &format!(
@@ -151,11 +133,11 @@ impl Function {
         }
         Err(Error::Detailed {
             code: crate::runtime::error::CUDA_ERROR_INVALID_VALUE,
-            backend: self.backend.kind(),
+            backend: self.function.context().kind(),
             detail: format!(
                 "{} takes {} arguments of {:?} bytes, but was given {} of {:?} bytes \
                  (pointers are 8 bytes; pass numpy.int32/float64/... scalars of the kernel's types)",
-                self.name,
+                self.function.name(),
                 expected.len(),
                 expected,
                 args.len(),
@@ -165,15 +147,26 @@ impl Function {
         .into())
     }
 
-    fn launch(&self, py: Python<'_>, config: &LaunchConfig, stream: StreamHandle, args: &KernelArgs) -> PyResult<()> {
+    fn launch(
+        &self,
+        py: Python<'_>,
+        config: &LaunchConfig,
+        stream: Option<&Stream>,
+        args: &KernelArgs,
+    ) -> PyResult<()> {
         self.check_arguments(args)?;
-        // Keep the module loaded for the duration (a module's close() waits for nothing).
-        self.module.get().handle()?;
-        let b = self.backend;
-        let handle = self.handle;
+        // A closed Python module ends launching, as before the runtime types kept code loaded.
+        self.module.get().module()?;
+        let f = &self.function;
         // The argument values were packed from the caller's arguments; whether they match the
         // kernel's parameters is the caller's contract, as with cuLaunchKernel.
-        let result = if b.kind() == BackendKind::Host {
+        let launch = || match stream {
+            // SAFETY: the launch contract above.
+            Some(s) => unsafe { f.launch(config, s, args) },
+            // SAFETY: the launch contract above.
+            None => unsafe { f.launch_on(config, StreamHandle::DEFAULT, args) },
+        };
+        let result = if f.context().kind() == BackendKind::Host {
             // Host kernels run on this thread and may run long: let other threads run, and
             // between blocks run Python's signal handlers, so that Ctrl-C stops the launch.
             let interrupt: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
@@ -186,26 +179,23 @@ impl Function {
                     }
                 })
             };
-            let result = py.detach(|| {
-                crate::runtime::run_interruptible(&check, || {
-                    // SAFETY: the launch contract above.
-                    unsafe { b.launch_kernel(handle, config, stream, args) }
-                })
-            });
+            let result = py.detach(|| runtime::run_interruptible(&check, launch));
             if let Some(e) = interrupt.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 return Err(e);
             }
             result
         } else {
-            // SAFETY: the launch contract above.
-            unsafe { b.launch_kernel(handle, config, stream, args) }
+            launch()
         };
         Ok(result.map_err(|e| self.launch_error(e, config))?)
     }
 
     fn prepared_kinds(&self) -> PyResult<Vec<ParamKind>> {
         self.prepared.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
-            PyValueError::new_err(format!("{} has not been prepared: call prepare(arg_types) first", self.name))
+            PyValueError::new_err(format!(
+                "{} has not been prepared: call prepare(arg_types) first",
+                self.function.name()
+            ))
         })
     }
 
@@ -222,7 +212,7 @@ impl Function {
         if kinds.len() != values.len() {
             return Err(Error::InvalidArgument(format!(
                 "{} was prepared for {} arguments but got {}",
-                self.name,
+                self.function.name(),
                 kinds.len(),
                 values.len()
             ))
@@ -233,7 +223,7 @@ impl Function {
             pack_prepared(&mut args, *kind, &value, i)?;
         }
         let config = self.config(grid, block, shared_size)?;
-        self.launch(py, &config, stream_handle(stream)?, &args)
+        self.launch(py, &config, stream_arg(stream)?.as_deref(), &args)
     }
 }
 
@@ -259,9 +249,9 @@ impl Function {
         }
         let one = pyo3::types::PyInt::new(py, 1);
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
-        let stream = stream_handle(stream)?;
-        self.launch(py, &config, stream, &packed)?;
-        unstage(py, staged, stream)
+        let stream = stream_arg(stream)?;
+        self.launch(py, &config, stream.as_deref(), &packed)?;
+        unstage(py, staged, stream.map_or(StreamHandle::DEFAULT, |s| s.handle()))
     }
 
     /// Declares the parameter types (struct characters such as "PiPd", or numpy types;
@@ -299,46 +289,46 @@ impl Function {
 
     #[getter]
     fn name(&self) -> &str {
-        &self.name
+        self.function.name()
     }
 
     /// The value of a `function_attribute` (a CUfunction_attribute number).
     fn get_attribute(&self, attr: i32) -> PyResult<i32> {
-        self.module.get().handle()?;
-        Ok(self.backend.function_get_attribute(self.handle, attr)?)
+        self.module.get().module()?;
+        Ok(self.function.get_attribute(attr)?)
     }
 
     /// Sets a settable `function_attribute`, e.g. MAX_DYNAMIC_SHARED_SIZE_BYTES before a launch
     /// with more than 48 KiB of dynamic shared memory.
     fn set_attribute(&self, attr: i32, value: i32) -> PyResult<()> {
-        self.module.get().handle()?;
-        Ok(self.backend.function_set_attribute(self.handle, attr, value)?)
+        self.module.get().module()?;
+        Ok(self.function.set_attribute(attr, value)?)
     }
 
     /// The preferred split of on-chip memory (a `func_cache` value); a hint the GPU may ignore.
     fn set_cache_config(&self, config: i32) -> PyResult<()> {
-        self.module.get().handle()?;
-        Ok(self.backend.function_set_cache_config(self.handle, config)?)
+        self.module.get().module()?;
+        Ok(self.function.set_cache_config(config)?)
     }
 
     #[getter]
     fn num_regs(&self) -> PyResult<i32> {
-        Ok(self.backend.function_attribute(self.handle, FunctionAttribute::NumRegs)?)
+        Ok(self.function.attribute(FunctionAttribute::NumRegs)?)
     }
 
     #[getter]
     fn shared_size_bytes(&self) -> PyResult<i32> {
-        Ok(self.backend.function_attribute(self.handle, FunctionAttribute::SharedSizeBytes)?)
+        Ok(self.function.attribute(FunctionAttribute::SharedSizeBytes)?)
     }
 
     #[getter]
     fn local_size_bytes(&self) -> PyResult<i32> {
-        Ok(self.backend.function_attribute(self.handle, FunctionAttribute::LocalSizeBytes)?)
+        Ok(self.function.attribute(FunctionAttribute::LocalSizeBytes)?)
     }
 
     #[getter]
     fn const_size_bytes(&self) -> PyResult<i32> {
-        Ok(self.backend.function_attribute(self.handle, FunctionAttribute::ConstSizeBytes)?)
+        Ok(self.function.attribute(FunctionAttribute::ConstSizeBytes)?)
     }
 
     #[getter]
@@ -349,11 +339,11 @@ impl Function {
     /// (minimum grid size, block size) that maximise occupancy (cuOccupancyMaxPotentialBlockSize).
     #[pyo3(signature = (dynamic_shared_bytes = 0, block_size_limit = 0))]
     fn max_potential_block_size(&self, dynamic_shared_bytes: usize, block_size_limit: i32) -> PyResult<(i32, i32)> {
-        Ok(self.backend.max_potential_block_size(self.handle, dynamic_shared_bytes, block_size_limit)?)
+        Ok(self.function.max_potential_block_size(dynamic_shared_bytes, block_size_limit)?)
     }
 
     fn __repr__(&self) -> String {
-        format!("<pygpu.Function {}>", self.name)
+        format!("<pygpu.Function {}>", self.function.name())
     }
 }
 fn texref_removed(call: &str) -> PyErr {

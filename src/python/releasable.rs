@@ -1,7 +1,9 @@
 //! What a Python object owns until `close()`/`free()` or its last reference: a stream,
 //! an event, a module, device memory. After release, use raises the invalid-handle error.
+//! Shared runtime objects sit behind an `Arc`, so that a call in progress on another thread
+//! (with the lock released) keeps the object alive until it returns.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::prelude::*;
 
@@ -34,19 +36,25 @@ impl<T> Releasable<T> {
         self.lock().take()
     }
 
-    /// `take` for destructors, which have exclusive access and need no lock.
-    pub fn take_mut(&mut self) -> Option<T> {
-        self.slot.get_mut().unwrap_or_else(|e| e.into_inner()).take()
-    }
-
     pub fn is_released(&self) -> bool {
         self.lock().is_none()
     }
 }
 
-impl<T: Copy> Releasable<T> {
+impl<T: Clone> Releasable<T> {
     /// The live value, or the invalid-handle error once released.
     pub fn get(&self) -> PyResult<T> {
-        self.with(|v| *v)
+        self.with(T::clone)
+    }
+}
+
+impl<T> Releasable<Arc<T>> {
+    /// Releases the owner's reference (idempotent): `close` destroys the object now and
+    /// returns the status, unless a call in progress still holds it, whose end then drops it.
+    pub fn release_with(&self, close: impl FnOnce(T) -> crate::runtime::Result<()>) -> crate::runtime::Result<()> {
+        match self.take().map(Arc::try_unwrap) {
+            Some(Ok(value)) => close(value),
+            Some(Err(_)) | None => Ok(()),
+        }
     }
 }

@@ -3,33 +3,37 @@
 //! records into a `Graph`, which lives here too: the stream makes graphs, and launching a
 //! graph takes a stream, so the two are one layer (events and modules build on it).
 
+use std::sync::Arc;
+
 use pyo3::prelude::*;
 
 use super::errors::{CudaStatus, Status};
 use super::releasable::Releasable;
-use crate::runtime::{backend, error::record_error, Backend, Error, GraphExecHandle, GraphHandle, StreamHandle};
+use crate::runtime::{self, Context, Stream, StreamHandle};
 
+/// A thin wrapper: the stream itself is a `runtime::Stream`, destroyed when the last
+/// reference goes (this object, or a call in progress) or by `close()`.
 #[pyclass(name = "cudaStream_t", module = "pygpu", frozen, subclass)]
 pub struct CudaStream {
-    handle: Releasable<StreamHandle>,
+    stream: Releasable<Arc<Stream>>,
     device: i32,
     flags: u32,
-    backend: &'static dyn Backend,
 }
 
 impl CudaStream {
-    /// The live handle, or the invalid-handle error if it was closed.
-    pub fn handle(&self) -> PyResult<StreamHandle> {
-        self.handle.get()
+    /// The live stream, or the invalid-handle error if it was closed.
+    pub fn stream(&self) -> PyResult<Arc<Stream>> {
+        self.stream.get()
     }
 
-    /// Destroys the handle now (pending work still completes); idempotent.
-    fn destroy(&self) -> crate::runtime::Result<()> {
-        match self.handle.take() {
-            // SAFETY: the handle was live and has just been taken out, so it is destroyed once.
-            Some(h) => unsafe { self.backend.stream_destroy(h) },
-            None => Ok(()),
-        }
+    /// The live handle, or the invalid-handle error if it was closed.
+    pub fn handle(&self) -> PyResult<StreamHandle> {
+        self.stream.with(|s| s.handle())
+    }
+
+    /// Destroys the stream now (pending work still completes); idempotent.
+    fn destroy(&self) -> runtime::Result<()> {
+        self.stream.release_with(Stream::close)
     }
 
     pub fn device(&self) -> i32 {
@@ -37,23 +41,23 @@ impl CudaStream {
     }
 }
 
+/// The stream of an optional stream argument (None: the legacy default stream), checked
+/// to belong to the current device.
+pub fn stream_arg(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Option<Arc<Stream>>> {
+    let Some(s) = stream else { return Ok(None) };
+    let s = s.get().stream()?;
+    s.context().check_current("this stream")?;
+    Ok(Some(s))
+}
+
 /// The handle of an optional stream argument: None is the legacy default stream.
 pub fn stream_handle(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<StreamHandle> {
-    match stream {
-        None => Ok(StreamHandle::DEFAULT),
-        Some(s) => {
-            let s = s.get();
-            let current = s.backend.get_device()?;
-            if current != s.device {
-                return Err(Error::InvalidArgument(format!(
-                    "this stream belongs to device {}, but device {current} is current: call cudaSetDevice({}) first",
-                    s.device, s.device
-                ))
-                .into());
-            }
-            s.handle()
-        }
-    }
+    Ok(stream_arg(stream)?.map_or(StreamHandle::DEFAULT, |s| s.handle()))
+}
+
+/// The stream argument of a stream's own methods.
+fn this_stream(slf: &Bound<'_, CudaStream>) -> PyResult<Arc<Stream>> {
+    stream_arg(Some(slf))?.ok_or_else(|| super::errors::released("this cudaStream_t"))
 }
 
 #[pymethods]
@@ -62,16 +66,9 @@ impl CudaStream {
     #[new]
     #[pyo3(signature = (flags = 0))]
     fn new(flags: u32) -> PyResult<Self> {
-        if flags > crate::runtime::STREAM_NON_BLOCKING {
-            return Err(Error::InvalidArgument(format!(
-                "stream flags must be 0 (cudaStreamDefault) or 1 (cudaStreamNonBlocking), not {flags}"
-            ))
-            .into());
-        }
-        let b = backend()?;
-        let device = b.get_device()?;
-        let handle = b.stream_create(flags)?;
-        Ok(CudaStream { handle: Releasable::new(handle, "this cudaStream_t"), device, flags, backend: b })
+        let stream = Stream::new(&Context::current()?, flags)?;
+        let device = stream.context().device();
+        Ok(CudaStream { stream: Releasable::new(Arc::new(stream), "this cudaStream_t"), device, flags })
     }
 
     /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.
@@ -107,39 +104,28 @@ impl CudaStream {
 
     #[getter]
     fn closed(&self) -> bool {
-        self.handle.is_released()
+        self.stream.is_released()
     }
 
     /// Starts recording this stream's launches and copies into a graph instead of running them.
     fn begin_capture(slf: &Bound<'_, Self>) -> PyResult<()> {
-        begin_capture(slf)
+        Ok(this_stream(slf)?.begin_capture()?)
     }
 
     /// Stops recording and returns the graph.
     fn end_capture(slf: &Bound<'_, Self>) -> PyResult<Graph> {
-        end_capture(slf)
+        Ok(Graph { graph: this_stream(slf)?.end_capture()? })
     }
 
     #[getter]
     fn is_capturing(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        is_capturing(slf)
+        Ok(this_stream(slf)?.is_capturing()?)
     }
 
     fn __repr__(&self) -> String {
-        match self.handle.get() {
+        match self.handle() {
             Ok(h) => format!("<cudaStream_t 0x{:x} on device {}>", h.as_raw(), self.device),
             Err(_) => "<cudaStream_t (closed)>".to_string(),
-        }
-    }
-}
-
-impl Drop for CudaStream {
-    fn drop(&mut self) {
-        if let Some(h) = self.handle.take_mut().filter(|_| !crate::runtime::in_forked_child()) {
-            // SAFETY: last reference; the handle is destroyed exactly once.
-            if let Err(e) = unsafe { self.backend.stream_destroy(h) } {
-                record_error(e.code());
-            }
         }
     }
 }
@@ -187,7 +173,7 @@ where
 #[pyfunction(name = "cudaStreamSynchronize")]
 #[pyo3(signature = (stream = None))]
 pub fn cuda_stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
-    let b = backend()?;
+    let b = runtime::backend()?;
     let h = stream_handle(stream)?;
     let result = wait_until_done(py, || b.stream_query(h))?;
     CudaStatus::from_result(&result).map(Status)
@@ -197,10 +183,10 @@ pub fn cuda_stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStr
 #[pyfunction(name = "cudaStreamQuery")]
 #[pyo3(signature = (stream = None))]
 pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
-    let b = backend()?;
+    let b = runtime::backend()?;
     let status = match b.stream_query(stream_handle(stream)?) {
         Ok(true) => Ok(CudaStatus::SUCCESS),
-        Ok(false) => Ok(CudaStatus::from_code(crate::runtime::error::CUDA_ERROR_NOT_READY)),
+        Ok(false) => Ok(CudaStatus::from_code(runtime::error::CUDA_ERROR_NOT_READY)),
         Err(e) => CudaStatus::from_result::<()>(&Err(e)),
     };
     status.map(Status)
@@ -213,38 +199,24 @@ pub fn cuda_stream_destroy(stream: &Bound<'_, CudaStream>) -> PyResult<CudaStatu
     CudaStatus::from_result(&s.destroy())
 }
 
-/// A graph recorded by stream capture (`cudaStream_t.end_capture()`).
+/// A graph recorded by stream capture (`cudaStream_t.end_capture()`); a thin wrapper over
+/// `runtime::Graph`, which keeps the captured kernels' modules loaded.
 #[pyclass(module = "pygpu", frozen)]
 pub struct Graph {
-    handle: GraphHandle,
-    backend: &'static dyn Backend,
+    graph: runtime::Graph,
 }
 
 #[pymethods]
 impl Graph {
     /// An executable instance, launchable many times.
     fn instantiate(&self) -> PyResult<GraphExec> {
-        let exec = self.backend.graph_instantiate(self.handle)?;
-        Ok(GraphExec { handle: exec, backend: self.backend })
-    }
-}
-
-impl Drop for Graph {
-    fn drop(&mut self) {
-        if crate::runtime::in_forked_child() {
-            return;
-        }
-        // SAFETY: owned handle, destroyed once.
-        if let Err(e) = unsafe { self.backend.graph_destroy(self.handle) } {
-            record_error(e.code());
-        }
+        Ok(GraphExec { exec: self.graph.instantiate()? })
     }
 }
 
 #[pyclass(module = "pygpu", frozen)]
 pub struct GraphExec {
-    handle: GraphExecHandle,
-    backend: &'static dyn Backend,
+    exec: runtime::GraphExec,
 }
 
 #[pymethods]
@@ -252,35 +224,6 @@ impl GraphExec {
     /// Replays the graph on `stream` (None: the default stream).
     #[pyo3(signature = (stream = None))]
     fn launch(&self, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
-        Ok(self.backend.graph_launch(self.handle, stream_handle(stream)?)?)
+        Ok(self.exec.launch(stream_handle(stream)?)?)
     }
-}
-
-impl Drop for GraphExec {
-    fn drop(&mut self) {
-        if crate::runtime::in_forked_child() {
-            return;
-        }
-        // SAFETY: owned handle, destroyed once.
-        if let Err(e) = unsafe { self.backend.graph_exec_destroy(self.handle) } {
-            record_error(e.code());
-        }
-    }
-}
-
-/// Starts recording `stream`'s work into a graph (used by cudaStream_t.begin_capture).
-fn begin_capture(stream: &Bound<'_, CudaStream>) -> PyResult<()> {
-    let b = backend()?;
-    Ok(b.stream_begin_capture(stream_handle(Some(stream))?)?)
-}
-
-fn end_capture(stream: &Bound<'_, CudaStream>) -> PyResult<Graph> {
-    let b = backend()?;
-    let handle = b.stream_end_capture(stream_handle(Some(stream))?)?;
-    Ok(Graph { handle, backend: b })
-}
-
-fn is_capturing(stream: &Bound<'_, CudaStream>) -> PyResult<bool> {
-    let b = backend()?;
-    Ok(b.stream_is_capturing(stream_handle(Some(stream))?)?)
 }

@@ -1,5 +1,8 @@
 //! Owned device and page-locked host memory: released exactly once, when dropped.
 
+use std::sync::Arc;
+
+use super::context::Context;
 use super::error::{record_error, CUDA_ERROR_MEMORY_ALLOCATION};
 use super::{backend, Backend, DevicePtr, Error, Result};
 
@@ -41,34 +44,49 @@ impl MemsetValue {
     }
 }
 
-/// Device memory from the active backend's `malloc`, or from the memory pool.
+/// Device memory from a context's backend, freed when dropped; or from the memory pool,
+/// given back to it (stream-ordered) when dropped.
 pub struct DeviceBuffer {
     ptr: DevicePtr,
     bytes: usize,
-    device: i32,
-    backend: &'static dyn Backend,
-    /// From `pool::default_pool()`, given back to it (stream-ordered) when dropped.
+    ctx: Arc<Context>,
+    /// From `pool::default_pool()`.
     pooled: bool,
 }
 
+/// Plain numbers, which may be copied to and from device memory byte for byte.
+pub trait HostValue: Copy + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! host_values {
+    ($($t:ty),*) => {$(impl sealed::Sealed for $t {} impl HostValue for $t {})*};
+}
+host_values!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
 impl DeviceBuffer {
+    /// `bytes` of memory on the current device.
     pub fn new(bytes: usize) -> Result<Self> {
-        let backend = backend()?;
-        let device = backend.get_device()?;
-        let ptr = backend.malloc(bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, device, backend, pooled: false })
+        Self::alloc(&Context::current()?, bytes)
     }
 
-    /// Memory from the caching pool (plain `malloc` where `PYGPU_MEMORY_POOL=0`).
+    pub fn alloc(ctx: &Arc<Context>, bytes: usize) -> Result<Self> {
+        let ptr = ctx.backend().malloc(bytes)?;
+        Ok(DeviceBuffer { ptr, bytes, ctx: ctx.clone(), pooled: false })
+    }
+
+    /// `bytes` from the caching pool on the current device (plain `malloc` where
+    /// `PYGPU_MEMORY_POOL=0`).
     pub fn pooled(bytes: usize) -> Result<Self> {
         let pool = super::pool::default_pool();
+        let ctx = Context::current()?;
         if !pool.enabled() {
-            return Self::new(bytes);
+            return Self::alloc(&ctx, bytes);
         }
-        let backend = backend()?;
-        let device = backend.get_device()?;
-        let ptr = pool.alloc(backend, device, bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, device, backend, pooled: true })
+        let ptr = pool.alloc(ctx.backend(), ctx.device(), bytes)?;
+        Ok(DeviceBuffer { ptr, bytes, ctx, pooled: true })
     }
 
     pub fn ptr(&self) -> DevicePtr {
@@ -80,11 +98,49 @@ impl DeviceBuffer {
     }
 
     pub fn device(&self) -> i32 {
-        self.device
+        self.ctx.device()
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
     }
 
     pub fn backend(&self) -> &'static dyn Backend {
-        self.backend
+        self.ctx.backend()
+    }
+
+    fn check_fits(&self, offset: usize, bytes: usize) -> Result<()> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= self.bytes => Ok(()),
+            _ => Err(Error::InvalidArgument(format!(
+                "{bytes} bytes at offset {offset} do not fit in a device buffer of {} bytes",
+                self.bytes
+            ))),
+        }
+    }
+
+    /// Copies `src` to the start of the buffer and waits for the copy.
+    pub fn copy_from_host<T: HostValue>(&mut self, src: &[T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(src);
+        self.check_fits(0, bytes)?;
+        // SAFETY: `src` is a live slice of plain numbers, valid for reads of `bytes` for this
+        // synchronous copy, and the destination range was checked to lie in this buffer.
+        unsafe { self.ctx.backend().memcpy_htod(self.ptr, src.as_ptr().cast(), bytes, None) }
+    }
+
+    /// Copies the start of the buffer to `dst` and waits for the copy.
+    pub fn copy_to_host<T: HostValue>(&self, dst: &mut [T]) -> Result<()> {
+        self.copy_to_host_at(0, dst)
+    }
+
+    /// Copies the bytes from `offset` on to `dst` and waits for the copy.
+    pub fn copy_to_host_at<T: HostValue>(&self, offset: usize, dst: &mut [T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(dst);
+        self.check_fits(offset, bytes)?;
+        // SAFETY: `dst` is a live, exclusively borrowed slice of plain numbers (any bit pattern
+        // is a value), valid for writes of `bytes` for this synchronous copy; the source range
+        // was checked to lie in this buffer.
+        unsafe { self.ctx.backend().memcpy_dtoh(dst.as_mut_ptr().cast(), self.ptr + offset as u64, bytes, None) }
     }
 }
 
@@ -93,13 +149,14 @@ impl Drop for DeviceBuffer {
         if super::in_forked_child() {
             return; // the parent owns the memory
         }
+        let backend = self.ctx.backend();
         let freed = if self.pooled {
             // SAFETY: ptr came from the default pool with these values and is dropped exactly
             // once; the free is ordered after all work queued on blocking streams.
-            unsafe { super::pool::default_pool().free(self.backend, self.device, self.ptr, self.bytes) }
+            unsafe { super::pool::default_pool().free(backend, self.ctx.device(), self.ptr, self.bytes) }
         } else {
             // SAFETY: ptr came from this backend's malloc and is dropped exactly once.
-            unsafe { self.backend.free(self.ptr) }
+            unsafe { backend.free(self.ptr) }
         };
         if let Err(e) = freed {
             record_error(e.code());
@@ -224,6 +281,39 @@ impl Drop for HostRegistration {
         }
         // SAFETY: registered in `new` by this backend and unregistered exactly once.
         if let Err(e) = unsafe { self.backend.host_unregister(self.ptr) } {
+            record_error(e.code());
+        }
+    }
+}
+
+/// Another process's allocation mapped into this one (cuIpcOpenMemHandle), unmapped when
+/// dropped.
+pub struct IpcMapping {
+    ptr: DevicePtr,
+    backend: &'static dyn Backend,
+}
+
+impl IpcMapping {
+    /// Maps the allocation named by `handle` (from `ipc_get_mem_handle` in its process).
+    pub fn open(handle: &[u8; super::IPC_HANDLE_BYTES], flags: u32) -> Result<Self> {
+        let backend = backend()?;
+        let ptr = backend.ipc_open_mem_handle(handle, flags)?;
+        Ok(IpcMapping { ptr, backend })
+    }
+
+    /// The mapping's device address in this process.
+    pub fn ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+}
+
+impl Drop for IpcMapping {
+    fn drop(&mut self) {
+        if super::in_forked_child() {
+            return;
+        }
+        // SAFETY: opened by ipc_open_mem_handle in `open` and closed exactly once, here.
+        if let Err(e) = unsafe { self.backend.ipc_close_mem_handle(self.ptr) } {
             record_error(e.code());
         }
     }

@@ -2,6 +2,12 @@
 //! three implementations behind it. Everything here is plain Rust (the Burgers demo's
 //! compiled driver uses it directly); the Python bindings live in `crate::python`.
 //!
+//! Ownership: the safe types (`Context`, `Stream`, `Event`, `Module`, `Function`, `Graph`,
+//! `GraphExec`, `DeviceBuffer`, `PinnedBuffer`) each own one backend object and release it
+//! when dropped, recording a failure for cudaGetLastError instead of panicking; all hold
+//! their device's `Arc<Context>`, a `Function` holds its `Module`, a graph the modules of
+//! the kernels captured into it. The unsafe destroy calls are made in one place, `owned.rs`.
+//!
 //! Adding an operation: declare each new driver entry point in the backend's `sys.rs` only
 //! (a row of `driver_api!` in `cuda/sys.rs`, loaded at start-up; an `extern` declaration in
 //! `hip/sys.rs`), returning the raw `c_int` status. Then add the method to `Backend` with a
@@ -11,8 +17,11 @@
 //! Methods taking an opaque handle are safe (only a backend makes handles); methods that
 //! take raw pointers or destroy a handle are `unsafe fn` with a `# Safety` section.
 
+pub mod context;
 pub mod cuda;
 pub mod error;
+pub mod event;
+pub mod graph;
 pub mod handle;
 #[cfg(feature = "hip")]
 pub mod hip;
@@ -21,20 +30,30 @@ pub mod host;
 pub use host::module::run_interruptible;
 pub mod kernel;
 pub mod memory;
+pub mod module;
+mod owned;
 pub mod pitched;
 pub mod pool;
+#[cfg(test)]
+mod raii_tests;
 pub mod rtc;
+pub mod stream;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+pub use context::Context;
 pub use error::{Error, Result};
+pub use event::Event;
+pub use graph::{Graph, GraphExec};
 pub use handle::{
     EventHandle, ForeignStream, FunctionHandle, GraphExecHandle, GraphHandle, ModuleHandle, StreamHandle,
     CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
 };
 pub use kernel::{FunctionAttribute, KernelArgs, LaunchConfig};
-pub use memory::MemsetValue;
+pub use memory::{DeviceBuffer, MemsetValue, PinnedBuffer};
+pub use module::{Function, Module};
+pub use stream::Stream;
 
 /// A device address. On the host backend it is an ordinary host address.
 pub type DevicePtr = u64;

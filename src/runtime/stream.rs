@@ -1,0 +1,102 @@
+//! An owned stream. While it records a graph (stream capture) it collects the modules whose
+//! kernels were launched on it, so that the graph keeps their code loaded.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::context::Context;
+use super::event::Event;
+use super::graph::Graph;
+use super::module::Module;
+use super::owned::Owned;
+use super::{DevicePtr, Error, Result, StreamHandle, STREAM_NON_BLOCKING};
+
+pub struct Stream {
+    ctx: Arc<Context>,
+    owned: Owned<StreamHandle>,
+    flags: u32,
+    /// The modules launched from during a capture; None when not capturing.
+    captured: Mutex<Option<Vec<Arc<Module>>>>,
+}
+
+impl Stream {
+    /// flags: 0 or `STREAM_NON_BLOCKING`.
+    pub fn new(ctx: &Arc<Context>, flags: u32) -> Result<Stream> {
+        if flags > STREAM_NON_BLOCKING {
+            return Err(Error::InvalidArgument(format!(
+                "stream flags must be 0 (cudaStreamDefault) or 1 (cudaStreamNonBlocking), not {flags}"
+            )));
+        }
+        let handle = ctx.backend().stream_create(flags)?;
+        Ok(Stream { ctx: ctx.clone(), owned: Owned::new(ctx.backend(), handle), flags, captured: Mutex::new(None) })
+    }
+
+    pub fn handle(&self) -> StreamHandle {
+        self.owned.get()
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        self.ctx.backend().stream_synchronize(self.handle())
+    }
+
+    /// True when all work on the stream has completed.
+    pub fn query(&self) -> Result<bool> {
+        self.ctx.backend().stream_query(self.handle())
+    }
+
+    /// Later work on this stream waits for `event`'s last recorded work.
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        self.ctx.backend().stream_wait_event(self.handle(), event.handle())
+    }
+
+    /// Queues a device-to-device copy of `bytes` on this stream (addresses are checked by
+    /// the backend).
+    pub fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()> {
+        self.ctx.backend().memcpy_dtod(dst, src, bytes, Some(self.handle()))
+    }
+
+    fn captured(&self) -> MutexGuard<'_, Option<Vec<Arc<Module>>>> {
+        // Nothing that can panic runs under this lock; the Vec is whole either way.
+        self.captured.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts recording this stream's work into a graph instead of running it.
+    pub fn begin_capture(&self) -> Result<()> {
+        let mut captured = self.captured();
+        self.ctx.backend().stream_begin_capture(self.handle())?;
+        *captured = Some(Vec::new());
+        Ok(())
+    }
+
+    /// Stops recording; the graph keeps the modules of the kernels it launches.
+    pub fn end_capture(&self) -> Result<Graph> {
+        let mut captured = self.captured();
+        let handle = self.ctx.backend().stream_end_capture(self.handle())?;
+        Ok(Graph::new(&self.ctx, handle, captured.take().unwrap_or_default()))
+    }
+
+    pub fn is_capturing(&self) -> Result<bool> {
+        self.ctx.backend().stream_is_capturing(self.handle())
+    }
+
+    /// Called by a launch on this stream: a graph being recorded keeps `module` loaded.
+    pub(crate) fn keep_while_captured(&self, module: &Arc<Module>) {
+        if let Some(kept) = self.captured().as_mut() {
+            if !kept.iter().any(|m| Arc::ptr_eq(m, module)) {
+                kept.push(module.clone());
+            }
+        }
+    }
+
+    /// Destroys the stream now (pending work still completes) and returns the status.
+    pub fn close(self) -> Result<()> {
+        self.owned.close()
+    }
+}
