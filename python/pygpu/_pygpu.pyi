@@ -274,6 +274,31 @@ class IPCMemoryHandle:
 
 def mem_alloc(nbytes: int) -> DeviceAllocation:
     """Allocates ``nbytes`` of device memory."""
+def pool_alloc(nbytes: int) -> DeviceAllocation:
+    """Allocates ``nbytes`` from the caching memory pool (what GPUArray uses): given back to the
+    pool, ordered on the legacy default stream, when freed. Plain ``mem_alloc`` where
+    ``PYGPU_MEMORY_POOL=0``."""
+@final
+class MemoryPool:
+    """The process-wide caching device allocator that GPUArray allocates from (one pool over
+    all devices; every instance controls the same pool)."""
+    def used_bytes(self) -> int:
+        """Bytes of live allocations from the pool."""
+    def total_bytes(self) -> int:
+        """Bytes the pool holds from the devices: in use plus cached for reuse."""
+    def free_bytes(self) -> int:
+        """Bytes cached for reuse: held, not in use."""
+    def free_all_blocks(self) -> None:
+        """Returns every cached block to the devices (waiting for the frees still queued)."""
+    def set_limit(self, size: int) -> None:
+        """Caps the bytes in use; an allocation past it raises CudaMemoryError. 0 removes the cap."""
+    def get_limit(self) -> int:
+        """The cap on bytes in use, 0 for none."""
+    @property
+    def enabled(self) -> bool:
+        """False when PYGPU_MEMORY_POOL=0 turned pooling off."""
+def get_default_memory_pool() -> MemoryPool:
+    """The pool GPUArray allocates from."""
 def mem_get_info() -> tuple[int, int]:
     """(free, total) bytes of the current device."""
 def memcpy_htod(dest: _DevicePointer, src: Buffer | npt.NDArray[Any], stream: cudaStream_t | None = None) -> None:

@@ -10,7 +10,9 @@
 use pyo3::prelude::*;
 
 use super::event::CudaEvent;
-use crate::runtime::{backend, BackendKind, Error, ForeignStream, StreamHandle};
+use crate::runtime::{
+    backend, BackendKind, Error, ForeignStream, StreamHandle, CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
+};
 
 /// The stream named by `raw`, refusing values that certainly are not a stream handle.
 fn foreign_stream(raw: usize) -> PyResult<StreamHandle> {
@@ -20,6 +22,10 @@ fn foreign_stream(raw: usize) -> PyResult<StreamHandle> {
              (e.g. torch.cuda.current_stream().cuda_stream or cupy's stream.ptr), or 0, 1 or 2"
         ))
         .into());
+    }
+    if !matches!(raw, 0 | CUDA_STREAM_LEGACY | CUDA_STREAM_PER_THREAD) {
+        // Another library's stream may use pooled memory out of the legacy stream's order.
+        backend()?.pool_note_unordered_stream()?;
     }
     // SAFETY: the audited point of trust for foreign streams. The Python API documents that
     // `raw` is a live stream of the current device made by another library (or 0/1/2);

@@ -31,7 +31,15 @@ pub struct DeviceAllocation {
 
 impl DeviceAllocation {
     pub fn new(bytes: usize) -> PyResult<Self> {
-        let buffer = DeviceBuffer::new(bytes)?;
+        Self::wrap(DeviceBuffer::new(bytes)?, bytes)
+    }
+
+    /// Memory from the caching pool, for allocations made on the user's behalf.
+    pub fn pooled(bytes: usize) -> PyResult<Self> {
+        Self::wrap(DeviceBuffer::pooled(bytes)?, bytes)
+    }
+
+    fn wrap(buffer: DeviceBuffer, bytes: usize) -> PyResult<Self> {
         Ok(DeviceAllocation {
             ptr: buffer.ptr(),
             bytes,
@@ -242,6 +250,13 @@ fn optional_stream(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Option<St
 #[pyfunction]
 pub fn mem_alloc(nbytes: isize) -> PyResult<DeviceAllocation> {
     DeviceAllocation::new(byte_count(nbytes)?)
+}
+
+/// Allocates `nbytes` from the caching memory pool (what GPUArray uses); freed, stream-
+/// ordered, back to the pool. Plain `mem_alloc` where `PYGPU_MEMORY_POOL=0`.
+#[pyfunction]
+pub fn pool_alloc(nbytes: isize) -> PyResult<DeviceAllocation> {
+    DeviceAllocation::pooled(byte_count(nbytes)?)
 }
 
 /// (free, total) bytes of the current device.

@@ -18,6 +18,7 @@ pub mod interop;
 pub mod ipc;
 pub mod kernel_args;
 pub mod memory;
+pub mod memory_pool;
 pub mod module;
 pub mod pitched_copy;
 pub mod ptr_wrapper;

@@ -44,11 +44,14 @@ impl MemsetValue {
     }
 }
 
-/// Device memory from a context's backend, freed when dropped.
+/// Device memory from a context's backend, freed when dropped; or from the memory pool,
+/// given back to it (stream-ordered) when dropped.
 pub struct DeviceBuffer {
     ptr: DevicePtr,
     bytes: usize,
     ctx: Arc<Context>,
+    /// From `pool::default_pool()`.
+    pooled: bool,
 }
 
 /// Plain numbers, which may be copied to and from device memory byte for byte.
@@ -71,7 +74,19 @@ impl DeviceBuffer {
 
     pub fn alloc(ctx: &Arc<Context>, bytes: usize) -> Result<Self> {
         let ptr = ctx.backend().malloc(bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, ctx: ctx.clone() })
+        Ok(DeviceBuffer { ptr, bytes, ctx: ctx.clone(), pooled: false })
+    }
+
+    /// `bytes` from the caching pool on the current device (plain `malloc` where
+    /// `PYGPU_MEMORY_POOL=0`).
+    pub fn pooled(bytes: usize) -> Result<Self> {
+        let pool = super::pool::default_pool();
+        let ctx = Context::current()?;
+        if !pool.enabled() {
+            return Self::alloc(&ctx, bytes);
+        }
+        let ptr = pool.alloc(ctx.backend(), ctx.device(), bytes)?;
+        Ok(DeviceBuffer { ptr, bytes, ctx, pooled: true })
     }
 
     pub fn ptr(&self) -> DevicePtr {
@@ -134,8 +149,16 @@ impl Drop for DeviceBuffer {
         if super::in_forked_child() {
             return; // the parent owns the memory
         }
-        // SAFETY: ptr came from this backend's malloc and is dropped exactly once.
-        if let Err(e) = unsafe { self.ctx.backend().free(self.ptr) } {
+        let backend = self.ctx.backend();
+        let freed = if self.pooled {
+            // SAFETY: ptr came from the default pool with these values and is dropped exactly
+            // once; the free is ordered after all work queued on blocking streams.
+            unsafe { super::pool::default_pool().free(backend, self.ctx.device(), self.ptr, self.bytes) }
+        } else {
+            // SAFETY: ptr came from this backend's malloc and is dropped exactly once.
+            unsafe { backend.free(self.ptr) }
+        };
+        if let Err(e) = freed {
             record_error(e.code());
         }
     }

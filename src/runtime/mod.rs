@@ -33,6 +33,7 @@ pub mod memory;
 pub mod module;
 mod owned;
 pub mod pitched;
+pub mod pool;
 #[cfg(test)]
 mod raii_tests;
 pub mod rtc;
@@ -362,6 +363,39 @@ pub trait Backend: Send + Sync {
     unsafe fn memcpy_pitched(&self, copy: &pitched::PitchedCopy, stream: Option<StreamHandle>) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { copy.by_rows(self, stream) }
+    }
+
+    // --- The stream-ordered memory pool behind `pool::MemoryPool` ----------------------
+
+    /// Allocates from the current device's memory pool, ordered on `stream`: the block may
+    /// be one freed earlier on that stream, reused without waiting. By default an ordinary
+    /// `malloc`, where the backend caches nothing.
+    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<DevicePtr> {
+        self.malloc(bytes)
+    }
+    /// Gives a block back to `device`'s pool, ordered on `stream` (after the work already
+    /// queued there). By default an ordinary `free`.
+    /// # Safety
+    /// `ptr` came from `pool_malloc` of this backend on `device`, and no work queued after
+    /// this call (on any stream) uses it.
+    unsafe fn pool_free(&self, ptr: DevicePtr, _device: i32, _stream: StreamHandle) -> Result<()> {
+        // SAFETY: forwarded from the caller; the default pool_malloc is malloc.
+        unsafe { self.free(ptr) }
+    }
+    /// Returns `device`'s cached, unused blocks to the system.
+    fn pool_trim(&self, _device: i32) -> Result<()> {
+        Ok(())
+    }
+    /// The bytes `device`'s pool holds from the system (in use and cached), or None where
+    /// the backend caches nothing.
+    fn pool_reserved_bytes(&self, _device: i32) -> Result<Option<usize>> {
+        Ok(None)
+    }
+    /// Says that work may run on a stream that does not synchronise with the legacy default
+    /// stream (another library's): from then on pooled blocks are freed only once the device
+    /// is idle, as cuMemFree does, since such work cannot be ordered before the free.
+    fn pool_note_unordered_stream(&self) -> Result<()> {
+        Ok(())
     }
 }
 

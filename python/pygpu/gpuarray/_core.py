@@ -18,7 +18,7 @@ from pygpu._pygpu import (
     DeviceAllocation,
     DLPackTensor,
     cudaGetDevice,
-    mem_alloc,
+    pool_alloc,
 )
 from pygpu.gpuarray import _creation
 from pygpu.gpuarray._arithmetic import ArithmeticMixin
@@ -91,7 +91,7 @@ def new_c(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -
     size = math.prod(shape)
     itemsize = dtype.itemsize
     strides = c_strides(shape, itemsize)
-    alloc = (allocator or mem_alloc)(size * itemsize)
+    alloc = (allocator or pool_alloc)(size * itemsize)
     return make(alloc, 0, shape, dtype, strides, size, None, allocator, StreamOrder(), False, FLAGS_C)
 
 
@@ -128,7 +128,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
     """A typed n-dimensional array in device memory (pycuda.gpuarray.GPUArray).
 
     ``GPUArray(shape, dtype, allocator=None, base=None, gpudata=None, strides=None,
-    order="C")`` allocates (with ``allocator(nbytes)``, default ``mem_alloc``) unless
+    order="C")`` allocates (with ``allocator(nbytes)``, default ``pool_alloc``, the caching memory pool) unless
     ``gpudata`` (a DeviceAllocation or an int-convertible address) is given;
     ``GPUArray(ndarray)`` copies a host array to the device, as PyGPU's did.
     """
@@ -185,7 +185,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
         lo, hi = extent(dims, st, itemsize) if size else (0, 0)
         offset = 0
         if gpudata is None:
-            alloc = (allocator or mem_alloc)(hi - lo)
+            alloc = (allocator or pool_alloc)(hi - lo)
             offset = -lo
         else:
             alloc = gpudata

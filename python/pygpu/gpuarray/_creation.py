@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pygpu._pygpu import mem_alloc, memcpy_htod, memset_d8
+from pygpu._pygpu import memcpy_htod, memset_d8, pool_alloc
 from pygpu.gpuarray import _core
 from pygpu.gpuarray._dtypes import SUPPORTED, check_dtype, host_array
 from pygpu.gpuarray._layout import FLAGS_C, FLAGS_CF, FLAGS_F, contiguity
@@ -51,7 +51,7 @@ def to_gpu(ary: Any, allocator: Any = None) -> GPUArray:
         src = ary = np.ascontiguousarray(ary)
         flags = None
     nbytes = ary.nbytes
-    alloc = mem_alloc(nbytes) if allocator is None else allocator(nbytes)
+    alloc = pool_alloc(nbytes) if allocator is None else allocator(nbytes)
     if nbytes:
         memcpy_htod(alloc, src if src.ndim else src.reshape(1))
     return _core.make(
@@ -72,7 +72,7 @@ def to_gpu_async(ary: Any, allocator: Any = None, stream: Any = None) -> GPUArra
     else:
         src = ary = np.ascontiguousarray(ary)
     nbytes = ary.nbytes
-    alloc = mem_alloc(nbytes) if allocator is None else allocator(nbytes)
+    alloc = pool_alloc(nbytes) if allocator is None else allocator(nbytes)
     if nbytes:
         memcpy_htod(alloc, host_buffer(src), stream)
     return _core.make(alloc, 0, ary.shape, ary.dtype, ary.strides, ary.size, None, allocator, StreamOrder(stream))

@@ -9,6 +9,7 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use libloading::Library;
@@ -21,7 +22,7 @@ use super::{
 };
 use super::{
     Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, HOST_ALLOC_PORTABLE,
-    IPC_HANDLE_BYTES,
+    IPC_HANDLE_BYTES, STREAM_NON_BLOCKING,
 };
 
 /// The oldest driver whose API we rely on: CUDA 12.0.
@@ -42,6 +43,12 @@ pub struct CudaBackend {
     primary: Vec<OnceLock<usize>>,
     /// A failed cuInit is reported by every call, as the runtime API does.
     init_status: c_int,
+    /// Each device's default memory pool (as an address), set up on first pooled
+    /// allocation; 0 where the device has no stream-ordered pools.
+    pools: Vec<OnceLock<usize>>,
+    /// Set once a stream that does not synchronise with the legacy default stream exists
+    /// (non-blocking or foreign): pooled frees then wait for the device first.
+    unordered_streams: AtomicBool,
 }
 
 fn check(code: c_int) -> Result<()> {
@@ -95,6 +102,8 @@ impl CudaBackend {
             _lib: lib,
             primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
             init_status,
+            pools: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
+            unordered_streams: AtomicBool::new(false),
         })
     }
 
@@ -127,6 +136,78 @@ impl CudaBackend {
             check(unsafe { (self.api.cuCtxSetCurrent)(primary) })?;
         }
         Ok(())
+    }
+
+    /// `device`'s default memory pool, its release threshold raised so freed blocks stay
+    /// cached; None where the device lacks stream-ordered pools (then pooled memory is
+    /// plain cuMemAlloc).
+    fn memory_pool(&self, device: i32) -> Result<Option<CUmemoryPool>> {
+        let slot = usize::try_from(device)
+            .ok()
+            .and_then(|d| self.pools.get(d))
+            .ok_or(Error::api(CUDA_ERROR_INVALID_DEVICE, BackendKind::Cuda))?;
+        if let Some(pool) = slot.get() {
+            return Ok((*pool != 0).then_some(*pool as CUmemoryPool));
+        }
+        let mut supported: c_int = 0;
+        // SAFETY: valid out-pointer; device is a valid ordinal (checked above).
+        check(unsafe {
+            (self.api.cuDeviceGetAttribute)(&mut supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device)
+        })?;
+        let mut pool: CUmemoryPool = null_mut();
+        if supported != 0 {
+            // SAFETY: valid out-pointer and device.
+            check(unsafe { (self.api.cuDeviceGetDefaultMemPool)(&mut pool, device) })?;
+            let mut threshold: u64 = u64::MAX;
+            // SAFETY: the attribute takes a cuuint64_t, which threshold is.
+            check(unsafe {
+                (self.api.cuMemPoolSetAttribute)(
+                    pool,
+                    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut threshold as *mut u64).cast(),
+                )
+            })?;
+        }
+        // Racing threads set the same attribute on the same pool: either value is right.
+        let pool = *slot.get_or_init(|| pool as usize);
+        Ok((pool != 0).then_some(pool as CUmemoryPool))
+    }
+
+    /// Marks that unordered streams exist; the first time, waits for every device with a pool,
+    /// so that no block freed earlier (ordered only on the legacy stream) is still in use
+    /// when work on the new stream may get it.
+    fn note_unordered_streams(&self) -> Result<()> {
+        if self.unordered_streams.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        for (device, slot) in self.pools.iter().enumerate() {
+            if slot.get().is_some_and(|pool| *pool != 0) {
+                self.in_device_context(device as i32, || {
+                    // SAFETY: the device's context is current.
+                    check(unsafe { (self.api.cuCtxSynchronize)() })
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `f` with a context of `device` current: the caller's if it is one (a context the
+    /// user made current orders its own legacy stream), else the device's primary context,
+    /// restoring the caller's after.
+    fn in_device_context<T>(&self, device: i32, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let target = self.primary_context(device)?;
+        let mut current: CUcontext = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetCurrent)(&mut current) })?;
+        if current == target || (!current.is_null() && self.get_device()? == device) {
+            return f();
+        }
+        // SAFETY: target is a retained, live primary context.
+        check(unsafe { (self.api.cuCtxSetCurrent)(target) })?;
+        let result = f();
+        // SAFETY: current was the thread's context (or null) a moment ago.
+        let restored = check(unsafe { (self.api.cuCtxSetCurrent)(current) });
+        result.and_then(|value| restored.map(|()| value))
     }
 
     fn driver_text(&self, f: unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int, code: i32) -> Option<String> {

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub(crate) use cudarc::driver::sys::{
     CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUipcMemHandle,
-    CUmemorytype, CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
+    CUmemoryPool, CUmemorytype, CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
 };
 use libloading::Library;
 
@@ -107,7 +107,20 @@ driver_api! {
     cuCtxGetCacheConfig(*mut c_int);
     cuCtxSetCacheConfig(c_int);
     cuDeviceCanAccessPeer(*mut c_int, CUdevice, CUdevice);
+    cuMemAllocAsync(*mut CUdeviceptr, usize, CUstream);
+    cuMemFreeAsync(CUdeviceptr, CUstream);
+    cuDeviceGetDefaultMemPool(*mut CUmemoryPool, CUdevice);
+    cuMemPoolSetAttribute(CUmemoryPool, c_int, *mut c_void);
+    cuMemPoolGetAttribute(CUmemoryPool, c_int, *mut c_void);
+    cuMemPoolTrimTo(CUmemoryPool, usize);
 }
+
+/// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`: the device has stream-ordered pools.
+pub(crate) const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: c_int = 115;
+/// `CUmemPool_attribute`s (cuuint64_t values): the bytes a pool keeps cached when
+/// synchronising, and the bytes it holds from the device.
+pub(crate) const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+pub(crate) const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
 
 /// JIT options of cuModuleLoadDataEx (CUjit_option).
 pub(crate) const CU_JIT_INFO_LOG_BUFFER: c_int = 3;

@@ -570,6 +570,47 @@ impl Backend for HostBackend {
     unsafe fn ipc_close_mem_handle(&self, _ptr: DevicePtr) -> Result<()> {
         Err(ipc_unavailable())
     }
+
+    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<DevicePtr> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let class = pool::size_class(bytes).ok_or_else(|| Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
+        let device = CURRENT_DEVICE.with(|d| d.get());
+        let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(ptr) = cache.take(device, class) {
+            return Ok(ptr);
+        }
+        let ptr = self.malloc(class)?;
+        cache.add_live(ptr, device, class);
+        Ok(ptr)
+    }
+
+    unsafe fn pool_free(&self, ptr: DevicePtr, _device: i32, _stream: StreamHandle) -> Result<()> {
+        if ptr == 0 {
+            return Ok(());
+        }
+        // Work on host streams has already run, so the block is idle now.
+        if self.pool.lock().unwrap_or_else(|e| e.into_inner()).give_back(ptr) {
+            Ok(())
+        } else {
+            Err(Self::err(CUDA_ERROR_INVALID_VALUE))
+        }
+    }
+
+    fn pool_trim(&self, device: i32) -> Result<()> {
+        let blocks = self.pool.lock().unwrap_or_else(|e| e.into_inner()).drain_idle(device);
+        for ptr in blocks {
+            // SAFETY: an idle block came from malloc and was just removed from the cache,
+            // so nothing hands it out again; it is freed exactly once.
+            unsafe { self.free(ptr) }?;
+        }
+        Ok(())
+    }
+
+    fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
+        Ok(Some(self.pool.lock().unwrap_or_else(|e| e.into_inner()).reserved(device)))
+    }
 }
 
 /// The CUDA version whose runtime semantics the host backend follows: that of the bindings

@@ -80,6 +80,8 @@ pub struct HostBackend {
     total_memory: usize,
     state: Mutex<State>,
     next_handle: AtomicUsize,
+    /// The cache behind `pool_malloc`; its own lock, taken before `state`'s, never inside it.
+    pool: Mutex<pool::HostPool>,
 }
 
 impl HostBackend {
@@ -95,6 +97,7 @@ impl HostBackend {
             total_memory: crate::runtime::memory::physical_memory(),
             state: Mutex::new(State::default()),
             next_handle: AtomicUsize::new(1),
+            pool: Mutex::new(pool::HostPool::default()),
         }
     }
 
@@ -235,5 +238,6 @@ fn layout(bytes: usize) -> Result<Layout> {
 mod attributes;
 mod backend;
 pub(crate) mod module;
+mod pool;
 #[cfg(test)]
 mod tests;

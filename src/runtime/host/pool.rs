@@ -1,0 +1,71 @@
+//! The host backend's memory pool: freed blocks are cached by size class and handed out
+//! again without a new allocation. Host streams run their work when it is enqueued, so a
+//! block given back is idle at once and needs no event before reuse. Cached blocks stay in
+//! the allocation registry (as a GPU pool's memory stays mapped), and count against the
+//! device's memory until `pool_trim` returns them.
+
+use std::collections::HashMap;
+
+/// Blocks are cached in multiples of this many bytes, so near sizes share blocks.
+const SIZE_CLASS: usize = 512;
+
+/// The size class that holds `bytes`, or None where rounding up overflows.
+pub(super) fn size_class(bytes: usize) -> Option<usize> {
+    bytes.checked_next_multiple_of(SIZE_CLASS)
+}
+
+#[derive(Default)]
+pub(super) struct HostPool {
+    /// (device, class bytes) -> idle cached blocks
+    idle: HashMap<(i32, usize), Vec<u64>>,
+    /// block handed out -> (device, class bytes)
+    live: HashMap<u64, (i32, usize)>,
+    /// device -> bytes of its blocks, live and idle
+    reserved: HashMap<i32, usize>,
+}
+
+impl HostPool {
+    /// An idle block of this class on `device`, now live.
+    pub(super) fn take(&mut self, device: i32, class: usize) -> Option<u64> {
+        let ptr = self.idle.get_mut(&(device, class))?.pop()?;
+        self.live.insert(ptr, (device, class));
+        Some(ptr)
+    }
+
+    /// Records a block freshly allocated for the pool.
+    pub(super) fn add_live(&mut self, ptr: u64, device: i32, class: usize) {
+        self.live.insert(ptr, (device, class));
+        *self.reserved.entry(device).or_default() += class;
+    }
+
+    /// Makes a live block idle; false if `ptr` is not a live pooled block.
+    pub(super) fn give_back(&mut self, ptr: u64) -> bool {
+        match self.live.remove(&ptr) {
+            Some((device, class)) => {
+                self.idle.entry((device, class)).or_default().push(ptr);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes and returns `device`'s idle blocks, for the caller to free.
+    pub(super) fn drain_idle(&mut self, device: i32) -> Vec<u64> {
+        let mut blocks = Vec::new();
+        self.idle.retain(|(d, class), ptrs| {
+            if *d != device {
+                return true;
+            }
+            if let Some(held) = self.reserved.get_mut(d) {
+                *held -= *class * ptrs.len();
+            }
+            blocks.append(ptrs);
+            false
+        });
+        blocks
+    }
+
+    pub(super) fn reserved(&self, device: i32) -> usize {
+        self.reserved.get(&device).copied().unwrap_or(0)
+    }
+}
