@@ -4,8 +4,8 @@ a scalar of it that kernels take by value; GPUArrays of them pass as ``float3 *`
 
 Structs of your own: ``register_struct("my_t", dtype, c_decl)`` names a structured dtype so
 generated kernels (ElementwiseKernel, ReductionKernel) accept ``my_t`` in their argument
-lists; every kernel that uses it checks ``sizeof`` and every field's offset against numpy's
-layout at compile time, so a padding mismatch is a compile error, not garbage.
+lists; a kernel that uses it checks ``sizeof`` at compile time and every field's offset
+once by a probe kernel, so a padding mismatch is an error, not garbage.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def struct_definitions(dtypes: list[np.dtype]) -> str:
 
 
 def layout_checks(dtypes: list[np.dtype]) -> str:
-    """``static_assert``s that the C layout of each struct among ``dtypes`` is numpy's."""
+    """``static_assert``s that the C size of each struct among ``dtypes`` is numpy's (field
+    offsets are not constant expressions in NVRTC: :func:`check_field_offsets` runs them)."""
     lines = []
     for dt in dict.fromkeys(dtypes):
         name = _dtype_to_c_name.get(dt)
@@ -93,14 +94,48 @@ def layout_checks(dtypes: list[np.dtype]) -> str:
             f"static_assert(sizeof({name}) == {dt.itemsize}, \"sizeof({name}) differs from its numpy dtype's "
             f'itemsize {dt.itemsize}: make the dtype match the C struct (padding, align=True)");'
         )
-        for field, info in dt.fields.items():
-            offset = info[1]
-            lines.append(
-                f"static_assert(__builtin_offsetof({name}, {field}) == {offset}, "
-                f'"field {name}.{field} is not at byte {offset} as in its numpy dtype: make the dtype match '
-                f'the C struct (padding, align=True)");'
-            )
     return "\n".join(lines)
+
+
+_checked: set[tuple[Any, ...]] = set()
+
+
+def check_field_offsets(dtype: np.dtype, preamble: str = "") -> None:
+    """Raises ValueError unless every field of the registered struct ``dtype`` lies at the
+    same byte offset in C (as the device compiler lays it out) as in numpy. Runs a small
+    kernel once per dtype, backend and device."""
+    from pygpu._pygpu import backend, cudaGetDevice
+
+    name = _dtype_to_c_name.get(dtype)
+    if name is None or dtype.fields is None:
+        return
+    key = (dtype, name, preamble, backend(), cudaGetDevice()[0])
+    if key in _checked:
+        return
+    from pygpu._pygpu import mem_alloc, memcpy_dtoh
+    from pygpu.compiler import SourceModule
+
+    fields = list(dtype.fields.items())
+    body = "\n".join(
+        f"  out[{k}] = (long long)((const char*)&p->{field} - (const char*)p);" for k, (field, _) in enumerate(fields)
+    )
+    source = (
+        f"{struct_definitions([dtype])}\n{preamble}\n"
+        f'extern "C" __global__ void pygpu_field_offsets(const {name} *p, long long *out)\n{{\n{body}\n}}\n'
+    )
+    module = SourceModule(source, no_extern_c=True)
+    probe = mem_alloc(dtype.itemsize)
+    out = mem_alloc(8 * len(fields))
+    module.get_function("pygpu_field_offsets")(probe, out, block=(1, 1, 1), grid=(1, 1))
+    offsets = np.empty(len(fields), np.int64)
+    memcpy_dtoh(offsets, out)
+    for (field, info), c_offset in zip(fields, offsets, strict=True):
+        if int(c_offset) != info[1]:
+            raise ValueError(
+                f"struct {name}: field {field} is at byte {int(c_offset)} in C but at byte {info[1]} in the numpy "
+                f"dtype {dtype}: make the dtype match the C struct (padding, align=True)"
+            )
+    _checked.add(key)
 
 
 def _vector_dtype(base: Any, count: int) -> np.dtype:
