@@ -25,6 +25,7 @@ HIP_ARCH=gfx90a
 KERNELS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(dirname "$KERNELS_DIR")"
 OUT_DIR="$REPO_DIR/python/pygpu/kernels"
+INCLUDE_DIR="$REPO_DIR/python/pygpu/include"  # pygpu_kernel.h, shipped in the wheel for runtime compilation
 TOOLCHAIN_DIR="$KERNELS_DIR/.toolchain"
 STAGE_DIR="$KERNELS_DIR/.build"
 PYTHON="${PYTHON:-python3}"
@@ -106,9 +107,9 @@ mkdir -p "$STAGE_DIR"
 
 build_cuda() {  # NAME SOURCE
   "$PYTHON" "$KERNELS_DIR/nvrtc_compile.py" --nvrtc "$NVRTC_LIB" --expect-version 12.0 \
-    --arch "$PTX_ARCH" -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.ptx" "$2"
+    --arch "$PTX_ARCH" -I "$INCLUDE_DIR" -o "$STAGE_DIR/$1.ptx" "$2"
   # nvcc needs a host compiler even for device code (preprocessing); -ccbin pins it.
-  "$NVCC" -ccbin "$GXX" -std=c++17 -O3 -fatbin "${CUDA_GENCODE[@]}" -I "$KERNELS_DIR" \
+  "$NVCC" -ccbin "$GXX" -std=c++17 -O3 -fatbin "${CUDA_GENCODE[@]}" -I "$INCLUDE_DIR" \
     -o "$STAGE_DIR/$1.fatbin" "$2"
 }
 
@@ -116,7 +117,7 @@ build_hip() {  # NAME SOURCE
   # HIP_PLATFORM=amd: hipcc would otherwise pick the NVIDIA platform if any nvcc is on PATH.
   # --no-gpu-bundle-output: a plain AMDGPU ELF code object rather than a clang offload bundle.
   HIP_PLATFORM=amd hipcc --genco --offload-arch="$HIP_ARCH" --no-gpu-bundle-output -O3 \
-    -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.hsaco" "$2"
+    -I "$INCLUDE_DIR" -o "$STAGE_DIR/$1.hsaco" "$2"
 }
 
 build_host() {  # NAME SOURCE
@@ -126,7 +127,7 @@ build_host() {  # NAME SOURCE
   # -ffp-contract=off: no fused multiply-adds, so results are the plain IEEE evaluation everywhere.
   "$GXX" -x c++ -std=c++17 -O3 -fPIC -shared -fvisibility=hidden -fno-exceptions -fno-rtti \
     -fno-gnu-unique -ffp-contract=off -Wall -Wextra -Werror -Wl,-Bsymbolic -Wl,--as-needed -Wl,-z,defs \
-    -I "$KERNELS_DIR" -o "$STAGE_DIR/lib$1.so" "$2"
+    -I "$INCLUDE_DIR" -o "$STAGE_DIR/lib$1.so" "$2"
 }
 
 # Each backend compiles all sources; the backends run side by side (one per core).

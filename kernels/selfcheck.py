@@ -105,11 +105,36 @@ def check_hsaco(path: Path, kernels: list[str], globals_: list[str]) -> None:
 Dims = ctypes.c_uint * 3
 
 
+class LaunchDesc(ctypes.Structure):
+    _fields_ = [("grid", Dims), ("block", Dims), ("args", ctypes.POINTER(ctypes.c_void_p)), ("shared_bytes", ctypes.c_size_t)]
+
+
+class Worker(ctypes.Structure):
+    _fields_ = [
+        ("stack_memory", ctypes.c_void_p),
+        ("stack_bytes", ctypes.c_size_t),
+        ("stack_count", ctypes.c_uint),
+        ("reserved", ctypes.c_uint),
+        ("shared", ctypes.c_void_p),
+        ("shared_capacity", ctypes.c_size_t),
+        ("message", ctypes.c_char * 256),
+    ]
+
+
+STACK_BYTES, SHARED_BYTES = 64 * 1024, 48 * 1024
+
+
 class HostLib:
-    """The host ABI as the Rust host backend uses it."""
+    """The host ABI as the Rust host backend uses it (here: every block on the calling thread)."""
 
     def __init__(self, path: Path):
         self.lib = ctypes.CDLL(str(path))
+        self.stacks = ctypes.create_string_buffer(1024 * STACK_BYTES + 16)
+        self.shared = ctypes.create_string_buffer(SHARED_BYTES + 16)
+        self.worker = Worker(
+            (ctypes.addressof(self.stacks) + 15) & ~15, STACK_BYTES, 1024, 0,
+            (ctypes.addressof(self.shared) + 15) & ~15, SHARED_BYTES,
+        )
 
     def names(self) -> list[str]:
         count = ctypes.c_uint.in_dll(self.lib, "pygpu_kernel_count").value
@@ -120,12 +145,13 @@ class HostLib:
     def launch(self, kernel: str, grid, block, *args, shared: int = 0) -> int:
         """args are ctypes scalars, or arrays for pointer parameters (passed as their address);
         args[i] of the call points to the i-th value, as in cuLaunchKernel."""
-        fn = getattr(self.lib, f"pygpu_launch_{kernel}")
+        fn = getattr(self.lib, f"pygpu_run_blocks_{kernel}")
         fn.restype = ctypes.c_int
-        fn.argtypes = [Dims, Dims, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+        fn.argtypes = [ctypes.POINTER(LaunchDesc), ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.POINTER(Worker)]
         values = [ctypes.c_void_p(ctypes.addressof(a)) if isinstance(a, ctypes.Array) else a for a in args]
         params = (ctypes.c_void_p * max(len(values), 1))(*(ctypes.addressof(v) for v in values))
-        return fn(Dims(*grid), Dims(*block), params, shared)
+        desc = LaunchDesc(Dims(*grid), Dims(*block), ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p)), shared)
+        return fn(ctypes.byref(desc), 0, grid[0] * grid[1] * grid[2], ctypes.byref(self.worker))
 
     def global_(self, name: str) -> tuple[int, int]:
         address = ctypes.addressof(ctypes.c_char.in_dll(self.lib, f"pygpu_global_{name}"))
@@ -167,7 +193,6 @@ def run_testing(lib: HostLib) -> None:
     counter.value = 0
 
     # Launches a GPU refuses, the host refuses too, with CUDA_ERROR_INVALID_VALUE.
-    check(lib.launch("empty_kernel", (1, 1, 1), (1, 1, 1), shared=16) == 1, "shared memory refused")
     check(lib.launch("empty_kernel", (0, 1, 1), (1, 1, 1)) == 1, "empty grid refused")
     check(lib.launch("empty_kernel", (1, 1, 1), (1025, 1, 1)) == 1, "block > 1024 refused")
     check(lib.launch("empty_kernel", (1, 1, 1), (1, 1, 65)) == 1, "blockDim.z > 64 refused")
@@ -216,12 +241,32 @@ def run_burgers(lib: HostLib) -> None:
     check(rc == 0 and list(u_new)[1:-1] == lagged and ghosts_ok, "burgers_step_lagged")
 
 
-FUNCTIONAL = {"testing": run_testing, "burgers": run_burgers}
+def run_cooperation(lib: HostLib) -> None:
+    """The fibers: a reduction with barriers, a warp shuffle, a barrier only some threads reach."""
+    n = 5000
+    x = (ctypes.c_double * n)(*range(n))
+    partial = (ctypes.c_double * 3)()
+    rc = lib.launch("block_sum_f64", (3, 1, 1), (256, 1, 1), x, partial, ctypes.c_longlong(n))
+    check(rc == 0 and sum(partial) == n * (n - 1) / 2, f"block_sum_f64 ({rc}, {list(partial)})")
+
+    xs = (ctypes.c_float * 128)(*range(128))
+    out = (ctypes.c_float * 4)()
+    rc = lib.launch("warp_sum_f32", (2, 1, 1), (64, 1, 1), xs, out)
+    want = [sum(range(32 * w, 32 * w + 32)) for w in range(4)]
+    check(rc == 0 and list(out) == want, f"warp_sum_f32 ({rc}, {list(out)})")
+
+    flags = (ctypes.c_int * 32)()
+    rc = lib.launch("divergent_barrier", (1, 1, 1), (32, 1, 1), flags)
+    message = lib.worker.message.decode()
+    check(rc == 719 and "barrier" in message and "(0,0,0)" in message, f"divergent_barrier ({rc}, {message!r})")
+
+
+FUNCTIONAL = {"testing": run_testing, "burgers": run_burgers, "cooperation": run_cooperation}
 
 
 def check_host(path: Path, name: str, kernels: list[str], globals_: list[str]) -> None:
     lib = HostLib(path)
-    check(ctypes.c_uint.in_dll(lib.lib, "pygpu_host_abi_version").value == 1, f"{path.name}: ABI version")
+    check(ctypes.c_uint.in_dll(lib.lib, "pygpu_host_abi_version").value == 2, f"{path.name}: ABI version")
     check(lib.names() == kernels, f"{path.name}: kernel list {lib.names()} != {kernels}")
     for g in globals_:
         try:

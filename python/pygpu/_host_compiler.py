@@ -198,9 +198,11 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
     return kernels, variables
 
 
+# __align__(N), __align__(sizeof(T)): one level of nested parentheses.
+_ALIGN = r"__align__\s*\((?:[^()]|\([^()]*\))*\)"
 _DYNAMIC_SHARED = re.compile(
-    r"\bextern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_][\w:<>, ]*?[\s\*&]*?)\s*"
-    r"(?:__align__\s*\(\s*\d+\s*\)\s*)?([A-Za-z_]\w*)\s*\[\s*\]\s*;"
+    rf"\bextern\s+__shared__\s+(?:{_ALIGN}\s+)?([A-Za-z_][\w:<>, ]*?[\s\*&]*?)\s*"
+    rf"(?:{_ALIGN}\s*)?([A-Za-z_]\w*)\s*\[\s*\]\s*;"
 )
 
 

@@ -162,9 +162,28 @@ impl Function {
         // The argument values were packed from the caller's arguments; whether they match the
         // kernel's parameters is the caller's contract, as with cuLaunchKernel.
         let result = if b.kind() == BackendKind::Host {
-            // Host kernels run on this thread and may run long: let other threads run.
-            // SAFETY: the launch contract above.
-            py.detach(|| unsafe { b.launch_kernel(handle, config, stream, args) })
+            // Host kernels run on this thread and may run long: let other threads run, and
+            // between blocks run Python's signal handlers, so that Ctrl-C stops the launch.
+            let interrupt: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+            let check = || {
+                Python::attach(|py| match py.check_signals() {
+                    Ok(()) => false,
+                    Err(e) => {
+                        *interrupt.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        true
+                    }
+                })
+            };
+            let result = py.detach(|| {
+                crate::runtime::run_interruptible(&check, || {
+                    // SAFETY: the launch contract above.
+                    unsafe { b.launch_kernel(handle, config, stream, args) }
+                })
+            });
+            if let Some(e) = interrupt.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                return Err(e);
+            }
+            result
         } else {
             // SAFETY: the launch contract above.
             unsafe { b.launch_kernel(handle, config, stream, args) }

@@ -17,6 +17,8 @@ pub mod handle;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
+/// Lets a host-backend launch stop between blocks (Ctrl-C); see host::module.
+pub use host::module::run_interruptible;
 pub mod kernel;
 pub mod memory;
 pub mod rtc;

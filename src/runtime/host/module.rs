@@ -1,11 +1,20 @@
 //! Kernels on the host backend: a kernels shared library built from the same source as
-//! the GPU code objects (kernels/pygpu_kernel.h describes its ABI), loaded from memory,
-//! and the work a captured stream records instead of running.
+//! the GPU code objects (python/pygpu/include/pygpu_kernel.h; kernels/README.md describes its
+//! ABI), loaded from memory; the launch, which spreads a grid's blocks over a thread pool and
+//! lends each thread the fiber stacks and shared memory its blocks need; and the work a
+//! captured stream records instead of running.
+//!
+//! The block loop lives here rather than in the library: Rust has a maintained thread pool
+//! (rayon), owns the per-thread memory with proper clean-up, and can stop between blocks for
+//! Ctrl-C; the library only runs the blocks it is given, as fibers on the calling thread.
 
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use libloading::Library;
 
@@ -13,14 +22,200 @@ use crate::runtime::kernel::{symbol_name, KernelArgs, LaunchConfig};
 use crate::runtime::{BackendKind, DevicePtr, Error, Result};
 
 /// The kernels-library ABI this loader speaks.
-const HOST_ABI_VERSION: c_uint = 1;
+const HOST_ABI_VERSION: c_uint = 2;
 const ELF_MAGIC: &[u8] = b"\x7fELF";
-// cudaErrorInvalidKernelImage / cudaErrorSymbolNotFound: what a GPU reports for the same faults.
+// What a GPU reports for the same faults: an image it cannot load, a name it cannot find, a
+// barrier that cannot complete (or a launch interrupted), a bad launch configuration.
 use crate::runtime::error::{
-    CUDA_ERROR_INVALID_KERNEL_IMAGE as INVALID_IMAGE, CUDA_ERROR_SYMBOL_NOT_FOUND as SYMBOL_NOT_FOUND,
+    CUDA_ERROR_INVALID_KERNEL_IMAGE as INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
+    CUDA_ERROR_LAUNCH_FAILURE as LAUNCH_FAILED, CUDA_ERROR_SYMBOL_NOT_FOUND as SYMBOL_NOT_FOUND,
 };
 
-type LaunchFn = unsafe extern "C" fn(*const c_uint, *const c_uint, *mut *mut c_void, usize) -> c_int;
+/// What a GPU allows without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
+const MAX_DYNAMIC_SHARED: u32 = 48 * 1024;
+/// A fiber's stack; CUDA's default is 1 KiB, but host code and printf use more. The lowest page
+/// of each is a guard: an overflow faults instead of overwriting the next fiber's stack.
+const STACK_BYTES: usize = 128 * 1024;
+/// How often the launching thread asks whether to stop (Ctrl-C).
+const INTERRUPT_INTERVAL: Duration = Duration::from_millis(20);
+
+/// `struct LaunchDesc` of pygpu_host/fibers.h.
+#[repr(C)]
+struct LaunchDesc {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    args: *mut *mut c_void,
+    shared_bytes: usize,
+}
+
+/// `struct Worker` of pygpu_host/fibers.h: what a host thread lends the blocks it runs.
+#[repr(C)]
+struct Worker {
+    stack_memory: *mut u8,
+    stack_bytes: usize,
+    stack_count: c_uint,
+    reserved: c_uint,
+    shared: *mut c_void,
+    shared_capacity: usize,
+    message: [c_char; 256],
+}
+
+type RunBlocksFn = unsafe extern "C" fn(*const LaunchDesc, u64, u64, *mut Worker) -> c_int;
+
+/// One host thread's fiber stacks and shared memory, kept from launch to launch.
+struct WorkerMemory {
+    stacks: *mut u8,
+    stack_count: usize,
+    shared: Vec<u128>,
+    worker: Worker,
+}
+
+impl WorkerMemory {
+    fn new() -> Self {
+        WorkerMemory {
+            stacks: std::ptr::null_mut(),
+            stack_count: 0,
+            shared: Vec::new(),
+            worker: Worker {
+                stack_memory: std::ptr::null_mut(),
+                stack_bytes: STACK_BYTES,
+                stack_count: 0,
+                reserved: 0,
+                shared: std::ptr::null_mut(),
+                shared_capacity: 0,
+                message: [0; 256],
+            },
+        }
+    }
+
+    /// Makes room for `threads` fibers and `shared_bytes` of shared memory.
+    fn reserve(&mut self, threads: usize, shared_bytes: usize) -> Result<&mut Worker> {
+        if self.stack_count < threads {
+            let count = threads.next_power_of_two().max(32);
+            let bytes = count * STACK_BYTES;
+            // SAFETY: an anonymous private mapping; the arguments are valid and the result is checked.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(module_error(
+                    crate::runtime::error::CUDA_ERROR_MEMORY_ALLOCATION,
+                    format!("no memory for {count} fiber stacks: {}", std::io::Error::last_os_error()),
+                ));
+            }
+            let base = p.cast::<u8>();
+            for i in 0..count {
+                // SAFETY: the page lies inside the mapping just made. Failing leaves it writable,
+                // which only loses the guard.
+                unsafe { libc::mprotect(base.add(i * STACK_BYTES).cast(), page_size(), libc::PROT_NONE) };
+            }
+            self.release_stacks();
+            self.stacks = base;
+            self.stack_count = count;
+        }
+        let words = shared_bytes.div_ceil(16);
+        if self.shared.len() < words {
+            self.shared.resize(words, 0);
+        }
+        self.worker.stack_memory = self.stacks;
+        self.worker.stack_count = self.stack_count as c_uint;
+        self.worker.shared = self.shared.as_mut_ptr().cast();
+        self.worker.shared_capacity = self.shared.len() * 16;
+        Ok(&mut self.worker)
+    }
+
+    fn release_stacks(&mut self) {
+        if !self.stacks.is_null() {
+            // SAFETY: stacks is the mapping of stack_count stacks made by reserve, unused now.
+            unsafe { libc::munmap(self.stacks.cast(), self.stack_count * STACK_BYTES) };
+            self.stacks = std::ptr::null_mut();
+        }
+    }
+}
+
+impl Drop for WorkerMemory {
+    fn drop(&mut self) {
+        self.release_stacks();
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
+    }
+}
+
+/// At most this many host threads run a launch's blocks: each keeps up to 1024 fiber stacks,
+/// two memory mappings each (stack and guard page), and a process has some 65000 mappings.
+const MAX_BLOCK_THREADS: usize = 8;
+
+/// The threads that run blocks besides the launching one; None in a forked child (whose pool
+/// threads did not survive the fork: its launches run on the calling thread) or if no thread
+/// could be started.
+fn block_pool() -> Option<&'static rayon_core::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<(u32, rayon_core::ThreadPool)>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_BLOCK_THREADS);
+        rayon_core::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("pygpu-host-{i}"))
+            .build()
+            .ok()
+            .map(|pool| (std::process::id(), pool))
+    });
+    match pool {
+        Some((pid, pool)) if *pid == std::process::id() => Some(pool),
+        _ => None,
+    }
+}
+
+thread_local! {
+    static WORKER: RefCell<WorkerMemory> = RefCell::new(WorkerMemory::new());
+    /// Set by `run_interruptible` on the launching thread: says whether to stop between blocks.
+    static INTERRUPT_CHECK: Cell<Option<*const (dyn Fn() -> bool + 'static)>> = const { Cell::new(None) };
+}
+
+/// Runs `f` (a host launch) so that the launching thread calls `check` every few milliseconds
+/// between blocks; when it returns true the launch stops and fails (`LAUNCH_FAILED`). The
+/// Python layer passes a check that runs Python's signal handlers (Ctrl-C).
+pub fn run_interruptible<R>(check: &(dyn Fn() -> bool + '_), f: impl FnOnce() -> R) -> R {
+    // SAFETY: only the lifetime is erased; the pointer is removed again (by the guard, even on
+    // unwinding) before `check` goes out of scope, and only this thread reads it.
+    let erased: *const (dyn Fn() -> bool + 'static) =
+        unsafe { std::mem::transmute(check as *const (dyn Fn() -> bool + '_)) };
+    struct Restore(Option<*const (dyn Fn() -> bool + 'static)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = INTERRUPT_CHECK.try_with(|c| c.set(self.0));
+        }
+    }
+    let Ok(previous) = INTERRUPT_CHECK.try_with(|c| c.replace(Some(erased))) else {
+        return f(); // the thread is exiting: nothing to interrupt
+    };
+    let _restore = Restore(previous);
+    f()
+}
+
+fn should_interrupt() -> bool {
+    INTERRUPT_CHECK
+        .try_with(|c| match c.get() {
+            // SAFETY: set by `run_interruptible`, whose `check` outlives the pointer's presence here.
+            Some(check) => unsafe { (*check)() },
+            None => false,
+        })
+        .unwrap_or(false)
+}
 
 pub(super) struct HostLibrary {
     library: Library,
@@ -78,14 +273,15 @@ impl HostLibrary {
     }
 
     pub(super) fn function(self: &Arc<Self>, name: &str) -> Result<HostFunction> {
-        let symbol = symbol_name(&format!("pygpu_launch_{name}"))?;
-        // SAFETY: pygpu_launch_<name> has the LaunchFn signature in every kernels library.
-        let launch = unsafe { self.library.get::<LaunchFn>(symbol.as_bytes_with_nul()) }.map(|f| *f).map_err(|_| {
-            module_error(
-                SYMBOL_NOT_FOUND,
-                format!("no kernel named {name:?} in this module; it has: {}", self.kernel_names.join(", ")),
-            )
-        })?;
+        let symbol = symbol_name(&format!("pygpu_run_blocks_{name}"))?;
+        // SAFETY: pygpu_run_blocks_<name> has the RunBlocksFn signature in every kernels library.
+        let run_blocks =
+            unsafe { self.library.get::<RunBlocksFn>(symbol.as_bytes_with_nul()) }.map(|f| *f).map_err(|_| {
+                module_error(
+                    SYMBOL_NOT_FOUND,
+                    format!("no kernel named {name:?} in this module; it has: {}", self.kernel_names.join(", ")),
+                )
+            })?;
         let sizes_symbol = symbol_name(&format!("pygpu_param_sizes_{name}"))?;
         // SAFETY: pygpu_param_sizes_<name> is a `const size_t* const` to a 0-terminated
         // array (pygpu_kernel.h); a kernel has at most a few dozen parameters.
@@ -95,7 +291,7 @@ impl HostLibrary {
                 let array = **sym;
                 (0..256).map(|i| *array.add(i)).take_while(|&n| n != 0).collect()
             });
-        Ok(HostFunction { _library: Arc::clone(self), launch, param_sizes })
+        Ok(HostFunction { _library: Arc::clone(self), run_blocks, param_sizes })
     }
 
     pub(super) fn global(&self, name: &str) -> Result<(DevicePtr, usize)> {
@@ -134,25 +330,150 @@ unsafe fn kernel_names(library: &Library) -> Vec<String> {
 /// A kernel's launch entry point; holds its library loaded.
 pub(super) struct HostFunction {
     _library: Arc<HostLibrary>,
-    launch: LaunchFn,
+    run_blocks: RunBlocksFn,
     pub(super) param_sizes: Option<Vec<usize>>,
 }
 
+/// The launch's description, shared by the threads that run its blocks.
+struct SharedLaunch(LaunchDesc);
+// SAFETY: the descriptor's pointers (the argument values) are only read, by the kernel, while
+// the launching thread waits for every block; the caller of `run` vouches for what they point at.
+unsafe impl Sync for SharedLaunch {}
+
+impl SharedLaunch {
+    // A method, so that closures capture the whole (Sync) wrapper rather than its field.
+    fn desc(&self) -> &LaunchDesc {
+        &self.0
+    }
+}
+
+/// A failure of one range of blocks.
+fn block_error(code: c_int, worker: &Worker) -> Error {
+    // SAFETY: the library leaves a NUL-terminated message in the 256-byte buffer (or none:
+    // message[0] is then 0); the last byte is never written, so a NUL is always there.
+    let message = unsafe { CStr::from_ptr(worker.message.as_ptr()) }.to_string_lossy().into_owned();
+    if message.is_empty() {
+        Error::api(code, BackendKind::Host)
+    } else {
+        module_error(code, message)
+    }
+}
+
 impl HostFunction {
-    /// Runs every thread of the grid on the calling thread.
+    /// Runs blocks `[first, end)` on the calling thread with this thread's worker memory.
+    /// # Safety
+    /// As for `run`.
+    unsafe fn run_range(&self, launch: &LaunchDesc, first: u64, end: u64, threads: usize) -> Result<()> {
+        let run = |memory: &mut WorkerMemory| -> Result<()> {
+            let worker = memory.reserve(threads, launch.shared_bytes)?;
+            worker.message[0] = 0;
+            // SAFETY: the descriptor and worker are valid for the call; the worker has stacks
+            // for every thread of a block and the shared memory asked for (reserve); the
+            // caller vouches for the arguments.
+            let code = unsafe { (self.run_blocks)(launch, first, end, worker) };
+            if code == 0 {
+                Ok(())
+            } else {
+                Err(block_error(code, worker))
+            }
+        };
+        // A fresh worker only if this thread's is busy (a launch from inside a launch, which
+        // device code cannot make) or already gone (the thread is exiting).
+        WORKER
+            .try_with(|cell| match cell.try_borrow_mut() {
+                Ok(mut memory) => run(&mut memory),
+                Err(_) => run(&mut WorkerMemory::new()),
+            })
+            .unwrap_or_else(|_| run(&mut WorkerMemory::new()))
+    }
+
+    /// Runs every block of the grid, spread over the thread pool (this thread takes part, and
+    /// between its ranges of blocks checks whether to stop, see `run_interruptible`).
     /// # Safety
     /// `args` matches the kernel's parameters and its pointers are valid for the kernel.
     pub(super) unsafe fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+        let invalid = |detail: String| module_error(INVALID_VALUE, detail);
+        if config.shared_bytes > MAX_DYNAMIC_SHARED {
+            return Err(invalid(format!(
+                "{} bytes of dynamic shared memory asked for; a GPU allows at most {MAX_DYNAMIC_SHARED}",
+                config.shared_bytes
+            )));
+        }
+        let [gx, gy, gz] = config.grid.map(u64::from);
+        let [bx, by, bz] = config.block.map(u64::from);
+        let threads = bx * by * bz;
+        if gx == 0
+            || gy == 0
+            || gz == 0
+            || threads == 0
+            || gx > 2147483647
+            || gy > 65535
+            || gz > 65535
+            || bx > 1024
+            || by > 1024
+            || bz > 64
+            || threads > 1024
+        {
+            return Err(Error::api(INVALID_VALUE, BackendKind::Host));
+        }
         let mut pointers = args.pointers();
         let argv = if pointers.is_empty() { std::ptr::null_mut() } else { pointers.as_mut_ptr() };
-        // SAFETY: grid and block are 3-element arrays; argv points at the packed values;
-        // the caller vouches for what the kernel does with them.
-        let code =
-            unsafe { (self.launch)(config.grid.as_ptr(), config.block.as_ptr(), argv, config.shared_bytes as usize) };
-        if code == 0 {
-            Ok(())
-        } else {
-            Err(Error::api(code, BackendKind::Host))
+        let launch = SharedLaunch(LaunchDesc {
+            grid: config.grid,
+            block: config.block,
+            args: argv,
+            shared_bytes: config.shared_bytes as usize,
+        });
+        let total = gx * gy * gz;
+        let threads = threads as usize;
+        // Enough ranges per pool thread to even out uneven blocks, few enough to cost nothing;
+        // small enough that the launching thread soon gets to check for Ctrl-C.
+        let workers = block_pool();
+        let pool = workers.map_or(1, |p| p.current_num_threads().max(1)) as u64;
+        let helpers = (pool.min(total) - 1) as usize;
+        let chunk = (total / (pool * 16)).clamp(1, 64);
+        let next = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let fail = |e: Error| {
+            stop.store(true, Ordering::Relaxed);
+            let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert(e);
+        };
+        // Takes ranges of blocks until none is left or the launch stops.
+        let drain = |interruptible: bool| {
+            let mut last_check = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                let first = next.fetch_add(chunk, Ordering::Relaxed);
+                if first >= total {
+                    break;
+                }
+                let end = (first + chunk).min(total);
+                // SAFETY: per this function's contract.
+                if let Err(e) = unsafe { self.run_range(launch.desc(), first, end, threads) } {
+                    fail(e);
+                    break;
+                }
+                if interruptible && last_check.elapsed() >= INTERRUPT_INTERVAL {
+                    last_check = Instant::now();
+                    if should_interrupt() {
+                        fail(module_error(LAUNCH_FAILED, "the launch was interrupted between blocks".to_string()));
+                    }
+                }
+            }
+        };
+        match workers {
+            Some(workers) if helpers > 0 => workers.in_place_scope(|scope| {
+                for _ in 0..helpers {
+                    scope.spawn(|_| drain(false));
+                }
+                drain(true);
+            }),
+            _ => drain(true),
+        }
+        match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }
@@ -164,4 +485,36 @@ pub(super) enum HostOp {
     DeviceToHost { dst: usize, src: DevicePtr, bytes: usize },
     DeviceToDevice { dst: DevicePtr, src: DevicePtr, bytes: usize },
     Memset { dst: DevicePtr, value: u32, element_size: usize, count: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_memory_grows_and_keeps_its_stacks() {
+        let mut memory = WorkerMemory::new();
+        let worker = memory.reserve(100, 1000).expect("reserve");
+        assert_eq!(worker.stack_count, 128);
+        assert_eq!(worker.stack_bytes % 16, 0);
+        assert!(worker.shared_capacity >= 1000 && (worker.shared as usize).is_multiple_of(16));
+        let first = worker.stack_memory;
+        // The top page of each stack is writable (the guard is the lowest page).
+        // SAFETY: inside the mapping of 128 stacks just made.
+        unsafe { *first.add(STACK_BYTES - 1) = 1 };
+        let again = memory.reserve(64, 0).expect("reserve");
+        assert_eq!(again.stack_memory, first, "enough stacks: nothing reallocated");
+        let bigger = memory.reserve(1024, 48 * 1024).expect("reserve");
+        assert_eq!(bigger.stack_count, 1024);
+        assert!(bigger.shared_capacity >= 48 * 1024);
+    }
+
+    #[test]
+    fn run_interruptible_sets_the_check_only_inside() {
+        assert!(!should_interrupt());
+        let stop = || true;
+        let inside = run_interruptible(&stop, should_interrupt);
+        assert!(inside);
+        assert!(!should_interrupt(), "the check is removed afterwards");
+    }
 }
