@@ -350,7 +350,9 @@ def parse_c_arg(c_arg: str) -> Argument:
     is_vector = bool(match.group(1)) or match.group(3) is not None
     ctype = " ".join(text[: match.start()].split())
     if not ctype:
-        raise ValueError(f"the C declaration {c_arg.strip()!r} has no type: write e.g. 'float *{name}'")
+        raise ValueError(
+            f"the C declaration {c_arg.strip()!r} lacks a type or a name: write e.g. 'float *x' or 'int n'"
+        )
     dtype: Any
     if ctype in ("long", "long int", "signed long", "signed long int"):
         dtype = _long_dtype(False)

@@ -176,3 +176,8 @@ for _base, _np_type, _counts in _VECTORS:
         globals()[f"zero_{_name}"] = _zero(_dt)
         __all__ += [_name, f"make_{_name}", f"filled_{_name}", f"zero_{_name}"]  # noqa: PLE0604
 del _base, _np_type, _counts, _count, _name, _dt
+
+
+def __getattr__(name: str) -> Any:
+    # The vector types above are made in a loop; this tells type checkers they exist.
+    raise AttributeError(f"module 'pygpu.vec' has no attribute {name!r}")
