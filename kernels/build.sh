@@ -106,18 +106,21 @@ rm -rf "$STAGE_DIR"
 mkdir -p "$STAGE_DIR"
 
 build_cuda() {  # NAME SOURCE
+  # NVRTC and nvcc side by side: with the elementwise sources they are the longest step.
   "$PYTHON" "$KERNELS_DIR/nvrtc_compile.py" --nvrtc "$NVRTC_LIB" --expect-version 12.0 \
-    --arch "$PTX_ARCH" -I "$INCLUDE_DIR" -o "$STAGE_DIR/$1.ptx" "$2"
+    --arch "$PTX_ARCH" -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.ptx" "$2" &
+  local nvrtc=$!
   # nvcc needs a host compiler even for device code (preprocessing); -ccbin pins it.
-  "$NVCC" -ccbin "$GXX" -std=c++17 -O3 -fatbin "${CUDA_GENCODE[@]}" -I "$INCLUDE_DIR" \
+  "$NVCC" -ccbin "$GXX" -std=c++17 -O3 -fatbin "${CUDA_GENCODE[@]}" -I "$INCLUDE_DIR" -I "$KERNELS_DIR" \
     -o "$STAGE_DIR/$1.fatbin" "$2"
+  wait "$nvrtc"
 }
 
 build_hip() {  # NAME SOURCE
   # HIP_PLATFORM=amd: hipcc would otherwise pick the NVIDIA platform if any nvcc is on PATH.
   # --no-gpu-bundle-output: a plain AMDGPU ELF code object rather than a clang offload bundle.
-  HIP_PLATFORM=amd hipcc --genco --offload-arch="$HIP_ARCH" --no-gpu-bundle-output -O3 \
-    -I "$INCLUDE_DIR" -o "$STAGE_DIR/$1.hsaco" "$2"
+  HIP_PLATFORM=amd hipcc -std=c++17 --genco --offload-arch="$HIP_ARCH" --no-gpu-bundle-output -O3 \
+    -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -o "$STAGE_DIR/$1.hsaco" "$2"
 }
 
 build_host() {  # NAME SOURCE
@@ -127,7 +130,7 @@ build_host() {  # NAME SOURCE
   # -ffp-contract=off: no fused multiply-adds, so results are the plain IEEE evaluation everywhere.
   "$GXX" -x c++ -std=c++17 -O3 -fPIC -shared -fvisibility=hidden -fno-exceptions -fno-rtti \
     -fno-gnu-unique -ffp-contract=off -Wall -Wextra -Werror -Wl,-Bsymbolic -Wl,--as-needed -Wl,-z,defs \
-    -I "$INCLUDE_DIR" -o "$STAGE_DIR/lib$1.so" "$2"
+    -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -o "$STAGE_DIR/lib$1.so" "$2"
 }
 
 # Each backend compiles all sources; the backends run side by side (one per core).
@@ -164,7 +167,7 @@ for pid in "${pids[@]}"; do wait "$pid" || status=1; done
   fi
 } >"$STAGE_DIR/BUILD_INFO.txt"
 
-"$PYTHON" "$KERNELS_DIR/selfcheck.py" "$STAGE_DIR" "${TARGETS[@]}"
+GXX="$GXX" "$PYTHON" "$KERNELS_DIR/selfcheck.py" "$STAGE_DIR" "${TARGETS[@]}"
 
 # Replace only the selected backends' artifacts, so `build.sh host` keeps the GPU ones.
 mkdir -p "$OUT_DIR"

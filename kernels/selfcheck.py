@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 import re
 import struct
 import subprocess
@@ -29,9 +30,18 @@ def check(ok: bool, what: str) -> None:
 
 
 def declared(source: Path) -> tuple[list[str], list[str]]:
-    """(kernels, globals) in source order, from PYGPU_EXPORT(K) and PYGPU_GLOBAL(T, G) lines."""
+    """(kernels, globals) in source order, from PYGPU_EXPORT(K) and PYGPU_GLOBAL(T, G) lines.
+
+    Kernels that X-macros instantiate (kernels/pygpu_types.h) are found in the host build's
+    preprocessed text, where each export has become its pygpu_run_blocks_K entry point."""
     text = source.read_text()
     kernels = re.findall(r"^\s*PYGPU_EXPORT\((\w+)\)", text, re.M)
+    if "PYGPU_EW_KERNEL" in text:
+        include = KERNELS_DIR.parent / "python" / "pygpu" / "include"  # pygpu_kernel.h
+        cpp = [os.environ.get("GXX", "g++-12"), "-E", "-P", "-x", "c++", "-std=c++17", "-I", str(include),
+               "-I", str(KERNELS_DIR)]
+        out = subprocess.run([*cpp, str(source)], capture_output=True, text=True, check=True).stdout
+        kernels = re.findall(r"\bpygpu_run_blocks_(\w+)\s*\(", out)
     globals_ = re.findall(r"^\s*PYGPU_(?:GLOBAL|CONSTANT)\([^,]+,\s*(\w+)\)", text, re.M)
     return kernels, globals_
 

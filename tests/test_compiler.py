@@ -241,11 +241,20 @@ def _fake_compiler(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Temporary folders of this test only, so other processes' compiles don't show up."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+
+
 def _leftover_workdirs() -> set[str]:
     return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("pygpu-compile-")}
 
 
 @pytest.mark.skipif(pygpu.backend() != "host", reason="the host backend's compiler is a subprocess")
+@pytest.mark.usefixtures("private_tmp")
 def test_killed_compiler_is_a_compile_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = _leftover_workdirs()
     monkeypatch.setenv("CXX", _fake_compiler(tmp_path, "kill -9 $$"))
@@ -255,6 +264,7 @@ def test_killed_compiler_is_a_compile_error(tmp_path: Path, monkeypatch: pytest.
 
 
 @pytest.mark.skipif(pygpu.backend() != "host", reason="the host backend's compiler is a subprocess")
+@pytest.mark.usefixtures("private_tmp")
 def test_hung_compiler_times_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = _leftover_workdirs()
     monkeypatch.setenv("CXX", _fake_compiler(tmp_path, "exec sleep 30"))

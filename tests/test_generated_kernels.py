@@ -277,3 +277,15 @@ def test_scan_errors() -> None:
     with pytest.raises(CompileError):
         InclusiveScanKernel(np.int32, "a ++ b +", name_prefix="broken")
     gc.collect()
+
+
+def test_complex_elementwise_and_reduction() -> None:
+    ctype = "pycuda::complex<double>"
+    scale = ElementwiseKernel(f"{ctype} a, {ctype} *x, {ctype} *z", "z[i] = a * x[i]", "cscale")
+    x = (np.arange(300) + 1j * np.arange(300)[::-1]).astype(np.complex128)
+    z = gpuarray.zeros(300, np.complex128)
+    scale(np.complex128(2 + 1j), gpuarray.to_gpu(x), z)
+    np.testing.assert_allclose(z.get(), (2 + 1j) * x)
+    total = ReductionKernel(np.complex64, "0", "a+b", arguments="pycuda::complex<float> *in", name="ctotal")
+    y = x.astype(np.complex64)
+    np.testing.assert_allclose(total(gpuarray.to_gpu(y)).get(), y.sum(), rtol=1e-6)

@@ -85,7 +85,6 @@ from pygpu._pygpu import (
     set_backend,
 )
 from pygpu._kernels import load_kernels
-from pygpu._kernels import load_kernels
 
 if TYPE_CHECKING:
     from typing import Any
@@ -98,10 +97,17 @@ if TYPE_CHECKING:
         empty,
         empty_like,
         from_dlpack,
+        if_positive,
+        logical_and,
+        logical_not,
+        logical_or,
+        maximum,
+        minimum,
         ones,
         ones_like,
         to_gpu,
         to_gpu_async,
+        where,
         zeros,
         zeros_like,
     )
@@ -110,14 +116,24 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(["pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"], "pygpu._pinned"),
     **dict.fromkeys(
-        ["GPUArray", "arange", "asarray", "empty", "empty_like", "from_dlpack", "ones", "ones_like",
-         "to_gpu", "to_gpu_async", "zeros", "zeros_like"],
+        ["GPUArray", "arange", "asarray", "empty", "empty_like", "from_dlpack", "if_positive", "logical_and",
+         "logical_not", "logical_or", "maximum", "minimum", "ones", "ones_like", "to_gpu", "to_gpu_async", "where",
+         "zeros", "zeros_like"],
         "pygpu.gpuarray",
     ),
 }
 
 
+# PyCUDA's module names, imported on first attribute access (``import pygpu; pygpu.gpuarray``)
+# so that `import pygpu` stays fast.
+_SUBMODULES = frozenset(
+    ["characterize", "cumath", "curandom", "driver", "elementwise", "gpuarray", "reduction", "scan", "tools", "vec"]
+)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"pygpu.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pygpu' has no attribute {name!r}")
@@ -127,7 +143,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
 
 
 __version__ = "0.1.0"
@@ -213,10 +229,17 @@ __all__ = [
     "empty",
     "empty_like",
     "from_dlpack",
+    "if_positive",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "maximum",
+    "minimum",
     "ones",
     "ones_like",
     "to_gpu",
     "to_gpu_async",
+    "where",
     "zeros",
     "zeros_like",
 ]

@@ -56,6 +56,10 @@ def alloc_size(bin_nr: int) -> int:
     return head | low_ones
 
 
+# Request size -> (size class, bytes), for the sizes a program asks for again and again.
+_size_classes: dict[int, tuple[int, int]] = {}
+
+
 class _Pool:
     """The bookkeeping both pools share: held blocks per size class, active count."""
 
@@ -81,18 +85,22 @@ class _Pool:
 
     def _take(self, size: int) -> tuple[Any, int, int]:
         """(raw block, size class, bytes) for a request of ``size`` bytes."""
-        if size < 0:
-            raise ValueError(f"a pool cannot allocate a negative size ({size})")
-        nr = bin_number(size)
-        nbytes = alloc_size(nr)
+        size_class = _size_classes.get(size)
+        if size_class is None:
+            if size < 0:
+                raise ValueError(f"a pool cannot allocate a negative size ({size})")
+            nr = bin_number(size)
+            size_class = (nr, alloc_size(nr))
+            if len(_size_classes) < 4096:
+                _size_classes[size] = size_class
+        nr, nbytes = size_class
         with self._lock:
             held = self._bins.get(nr)
             if held:
-                block = held.pop()
                 self.held_blocks -= 1
                 self.active_blocks += 1
                 self.active_bytes += nbytes
-                return block, nr, nbytes
+                return held.pop(), nr, nbytes
         try:
             block = self._raw_allocate(nbytes)
         except CudaMemoryError:

@@ -89,6 +89,18 @@ extern "C" __global__ void {name}_stage2(const {out_type} *pygpu_partial, {out_t
 """
 
 
+def _complex_neutral(dtype: np.dtype, neutral: str) -> str:
+    """pygpu's complex is an aggregate (no constructor from a number): "0" becomes 0 + 0i."""
+    if dtype.kind != "c":
+        return neutral
+    try:
+        float(neutral.rstrip("fF"))
+    except ValueError:
+        return neutral
+    real = "float" if dtype == np.complex64 else "double"
+    return f"pygpu::make_complex(({real})({neutral}), ({real})0)"
+
+
 class ReductionKernel:
     """``reduce_expr`` (over ``a`` and ``b``, starting from ``neutral``) applied to
     ``map_expr`` (over index ``i`` of ``arguments``; default ``in[i]``) for every ``i``
@@ -125,9 +137,10 @@ class ReductionKernel:
         self.allocator = allocator
         self._block = _HOST_BLOCK if host_backend() else _BLOCK
         out_type = dtype_to_ctype(self.dtype_out)
+        neutral = _complex_neutral(self.dtype_out, str(neutral))
         params = ", ".join(a.declarator() for a in self.arguments)
         source = type_prelude(all_dtypes(self.arguments, self.dtype_out)) + get_reduction_source(
-            out_type, str(neutral), reduce_expr, map_expr, params, name, preamble, self._block
+            out_type, neutral, reduce_expr, map_expr, params, name, preamble, self._block
         )
         self.stage1, self.stage2 = compile_kernels(
             source, [f"{name}_stage1", f"{name}_stage2"], options, keep, all_dtypes(self.arguments, self.dtype_out)

@@ -24,6 +24,9 @@ pub enum FunctionAttribute {
     BinaryVersion = 6,
 }
 
+/// The most bytes one kernel argument may have: CUDA's and HIP's 4 KiB of kernel parameters.
+pub const MAX_ARGUMENT_BYTES: usize = 4096;
+
 /// Argument values laid out one after another, each at its natural alignment, the way
 /// cuLaunchKernel's `kernelParams` points at them.
 #[derive(Debug, Clone, Default)]
@@ -59,11 +62,15 @@ impl KernelArgs {
         &self.sizes
     }
 
-    /// Appends one value given as its bytes (1 to 16 of them, alignment = min(size, 8)).
+    /// Appends one value given as its bytes (alignment = min(size rounded up to a power of
+    /// two, 8)). Structs passed by value (numpy structured scalars) may be up to
+    /// MAX_ARGUMENT_BYTES, the parameter space every CUDA and HIP device has.
     pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         let size = bytes.len();
-        if size == 0 || size > 16 {
-            return Err(Error::InvalidArgument(format!("a kernel argument must be 1 to 16 bytes, not {size}")));
+        if size == 0 || size > MAX_ARGUMENT_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "a kernel argument must be 1 to {MAX_ARGUMENT_BYTES} bytes, not {size}"
+            )));
         }
         let align = size.next_power_of_two().min(8);
         let offset = self.used.next_multiple_of(align);
@@ -120,6 +127,7 @@ mod tests {
             assert_eq!(*(ptrs[2] as *const f64), 2.5);
             assert_eq!(*(ptrs[3] as *const u8), 1);
         }
-        assert!(args.push_bytes(&[0; 17]).is_err());
+        assert!(args.push_bytes(&[0; MAX_ARGUMENT_BYTES + 1]).is_err());
+        assert!(args.push_bytes(&[0; 416]).is_ok());
     }
 }

@@ -102,7 +102,7 @@ using pygpu_host::threadIdx;
 
 // The kernels this library exports, NULL-terminated; filled in while the library loads (static
 // initialisers run inside dlopen, in source order), so it is complete when dlopen returns.
-namespace pygpu_host { constexpr unsigned int kMaxKernels = 256; }
+namespace pygpu_host { constexpr unsigned int kMaxKernels = 1024; }
 extern "C" {
 PYGPU_VISIBLE extern const unsigned int pygpu_host_abi_version = 2;
 PYGPU_VISIBLE unsigned int pygpu_kernel_count = 0;

@@ -1,0 +1,373 @@
+// Reductions for pygpu.gpuarray: sum, dot/vdot, min, max, any, all, and their subset_ forms.
+//
+// Two stages, each one kernel launch of the same kernel family:
+//   stage 1: `grid` blocks; every thread folds a grid-stride slice of the input serially (four
+//            independent accumulators on the contiguous path, for memory-level parallelism), then
+//            the block folds its threads' values as a tree in shared memory; thread 0 writes the
+//            block's value to partial[blockIdx.x];
+//   stage 2: one block folds the partials (the `_same` kernel of the accumulator type) into the
+//            0-d result.
+// With one block, stage 1 writes the result directly. The Python side (pygpu.gpuarray's
+// reductions module) picks the grid and launches; see kernels/README.md for the kernel list.
+//
+// Every kernel takes the same parameters:
+//   out      Acc*: partials (stage 1 of several blocks) or the 0-d result
+//   a, b     the operands (b only read by dot/vdot; pass a again otherwise)
+//   n        the number of terms
+//   layout   NULL when a (and b) are contiguous; else int64 [ndim, dims[ndim], a_strides[ndim],
+//            b_strides[ndim]] in elements, the C-order walk of a non-contiguous operand
+//   subset   NULL, or the term indices (subset_dot/min/max: term i reads element subset[i])
+//   subset_kind  the subset's element type: 0 int32, 1 uint32, 2 int64, 3 uint64
+//   conj     1: vdot, conjugate a's terms (complex types only)
+#include "pygpu_types.h"
+
+// Threads per block of every reduction launch on a GPU: a power of two, as the tree needs.
+#define PYGPU_REDUCE_BLOCK 256
+
+namespace pygpu_reduce {
+
+// --- element types and their limits -------------------------------------------------------------
+
+// Infinity from its bits (NVRTC has no <cmath>).
+__device__ __forceinline__ float infinity_f32() { return pygpu::bit_cast<float>(0x7f800000u); }
+__device__ __forceinline__ double infinity_f64() { return pygpu::bit_cast<double>(0x7ff0000000000000ull); }
+
+template <typename T> struct Limits;
+#define PYGPU_LIMITS(T, LO, HI)                                  \
+  template <> struct Limits<T> {                                 \
+    static __device__ __forceinline__ T lowest() { return LO; }  \
+    static __device__ __forceinline__ T highest() { return HI; } \
+  };
+PYGPU_LIMITS(signed char, -128, 127)
+PYGPU_LIMITS(unsigned char, 0, 255)
+PYGPU_LIMITS(short, -32768, 32767)
+PYGPU_LIMITS(unsigned short, 0, 65535)
+PYGPU_LIMITS(int, (-2147483647 - 1), 2147483647)
+PYGPU_LIMITS(unsigned int, 0u, 4294967295u)
+PYGPU_LIMITS(long long, (-9223372036854775807ll - 1), 9223372036854775807ll)
+PYGPU_LIMITS(unsigned long long, 0ull, 18446744073709551615ull)
+PYGPU_LIMITS(pygpu::half, pygpu::half::from_bits(0xfc00u), pygpu::half::from_bits(0x7c00u))
+PYGPU_LIMITS(float, -infinity_f32(), infinity_f32())
+PYGPU_LIMITS(double, -infinity_f64(), infinity_f64())
+#undef PYGPU_LIMITS
+
+template <typename T> __device__ __forceinline__ bool is_nan(T x) { return x != x; }
+
+using pygpu::complex;
+using pygpu::complex128;
+using pygpu::complex64;
+using pygpu::half;
+
+template <typename T> __device__ __forceinline__ T conjugate(T x) { return x; }
+template <typename R> __device__ __forceinline__ complex<R> conjugate(complex<R> x) {
+  return pygpu::make_complex(x.re, -x.im);
+}
+
+// Zero of every element type (pygpu's complex and half are aggregates without constructors).
+template <typename T> __device__ __forceinline__ T zero() { return pygpu::cast<T>(0ll); }
+
+// --- the folds ---------------------------------------------------------------------------------
+
+template <typename A> struct Sum {
+  static __device__ __forceinline__ A neutral() { return zero<A>(); }
+  static __device__ __forceinline__ A fold(A x, A y) { return x + y; }
+};
+// min and max propagate NaN, as numpy's do (PyCUDA's fmin/fmax would drop it).
+template <typename A> struct Min {
+  static __device__ __forceinline__ A neutral() { return Limits<A>::highest(); }
+  static __device__ __forceinline__ A fold(A x, A y) { return (is_nan(x) || x < y) ? x : y; }
+};
+template <typename A> struct Max {
+  static __device__ __forceinline__ A neutral() { return Limits<A>::lowest(); }
+  static __device__ __forceinline__ A fold(A x, A y) { return (is_nan(x) || x > y) ? x : y; }
+};
+struct Any {
+  static __device__ __forceinline__ bool neutral() { return false; }
+  static __device__ __forceinline__ bool fold(bool x, bool y) { return x || y; }
+};
+struct All {
+  static __device__ __forceinline__ bool neutral() { return true; }
+  static __device__ __forceinline__ bool fold(bool x, bool y) { return x && y; }
+};
+
+// --- the terms: what term i of the reduction is, given the operands' elements -------------------
+
+template <typename U, typename A> struct Value {  // sum, min, max: the element, as A
+  static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) {
+    return pygpu::cast<A>(a[ia]);
+  }
+};
+template <typename U, typename A> struct Product {  // dot, vdot (the conjugate is for complex types)
+  static __device__ __forceinline__ A term(const U* a, const U* b, long long ia, long long ib, int conj) {
+    const A x = pygpu::cast<A>(a[ia]);
+    return (conj ? conjugate(x) : x) * pygpu::cast<A>(b[ib]);
+  }
+};
+template <typename U, typename A> struct NonZero {  // any, all
+  static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) {
+    return a[ia] != zero<U>();
+  }
+};
+
+// --- one stage ---------------------------------------------------------------------------------
+
+// The subset's i-th index, whatever its integer type.
+__device__ __forceinline__ long long subset_index(const void* subset, int kind, long long i) {
+  switch (kind) {
+    case 0: return static_cast<const int*>(subset)[i];
+    case 1: return static_cast<const unsigned int*>(subset)[i];
+    case 2: return static_cast<const long long*>(subset)[i];
+    default: return static_cast<long long>(static_cast<const unsigned long long*>(subset)[i]);
+  }
+}
+
+// Element offsets (a's, b's) of logical element j of a non-contiguous walk.
+__device__ __forceinline__ void strided_offsets(const long long* layout, long long j, long long* oa, long long* ob) {
+  const long long ndim = layout[0];
+  const long long* dims = layout + 1;
+  const long long* sa = dims + ndim;
+  const long long* sb = sa + ndim;
+  long long a = 0, b = 0;
+  for (long long k = ndim - 1; k >= 0; --k) {
+    const long long d = dims[k];
+    const long long idx = j % d;
+    j /= d;
+    a += idx * sa[k];
+    b += idx * sb[k];
+  }
+  *oa = a;
+  *ob = b;
+}
+
+// Folds the block's per-thread values into one (returned on thread 0): a tree in shared memory.
+template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) {
+  // Raw 16-byte-aligned storage: the shared array must not need a constructor (complex types).
+  struct alignas(16) Chunk {
+    unsigned long long lo, hi;
+  };
+  __shared__ Chunk raw[(PYGPU_REDUCE_BLOCK * sizeof(A) + sizeof(Chunk) - 1) / sizeof(Chunk)];
+  A* s = reinterpret_cast<A*>(raw);
+  const unsigned int t = threadIdx.x;
+  s[t] = v;
+  __syncthreads();
+  for (unsigned int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (t < k) s[t] = F::fold(s[t], s[t + k]);
+    __syncthreads();
+  }
+  return s[0];
+}
+
+template <typename U, typename A, typename F, typename Term>
+__device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, long long n, const long long* layout,
+                                             const void* subset, int subset_kind, int conj) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  A acc = F::neutral();
+  if (!layout && !subset) {
+    A acc1 = F::neutral(), acc2 = F::neutral(), acc3 = F::neutral();
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      acc = F::fold(acc, Term::term(a, b, i, i, conj));
+      acc1 = F::fold(acc1, Term::term(a, b, i + stride, i + stride, conj));
+      acc2 = F::fold(acc2, Term::term(a, b, i + 2 * stride, i + 2 * stride, conj));
+      acc3 = F::fold(acc3, Term::term(a, b, i + 3 * stride, i + 3 * stride, conj));
+    }
+    for (; i < n; i += stride) acc = F::fold(acc, Term::term(a, b, i, i, conj));
+    acc = F::fold(F::fold(acc, acc1), F::fold(acc2, acc3));
+  } else {
+    for (; i < n; i += stride) {
+      const long long j = subset ? subset_index(subset, subset_kind, i) : i;
+      long long ia = j, ib = j;
+      if (layout) strided_offsets(layout, j, &ia, &ib);
+      acc = F::fold(acc, Term::term(a, b, ia, ib, conj));
+    }
+  }
+  acc = block_fold<A, F>(acc);
+  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
+}  // namespace pygpu_reduce
+
+// The common parameter list of every reduction kernel (see the top of this file).
+#define PYGPU_REDUCE_PARAMS(U, A)                                                                      \
+  A* out, const U* a, const U* b, long long n, const long long* layout, const void* subset, int subset_kind, \
+      int conj
+
+// NAME: kernel name; U: element type; A: accumulator/result type; F: fold; TERM: term template.
+#define PYGPU_REDUCE_KERNEL(NAME, U, A, F, TERM)                                                      \
+  PYGPU_KERNEL void __launch_bounds__(PYGPU_REDUCE_BLOCK) NAME(PYGPU_REDUCE_PARAMS(U, A)) {         \
+    pygpu_reduce::reduce_stage<U, A, F, pygpu_reduce::TERM<U, A>>(out, a, b, n, layout, subset, subset_kind, conj);      \
+  }
+
+#define PYGPU_SUM(NAME, U, A) PYGPU_REDUCE_KERNEL(NAME, U, A, pygpu_reduce::Sum<A>, Value)
+#define PYGPU_DOT(NAME, T) PYGPU_REDUCE_KERNEL(NAME, T, T, pygpu_reduce::Sum<T>, Product)
+#define PYGPU_MIN(NAME, T) PYGPU_REDUCE_KERNEL(NAME, T, T, pygpu_reduce::Min<T>, Value)
+#define PYGPU_MAX(NAME, T) PYGPU_REDUCE_KERNEL(NAME, T, T, pygpu_reduce::Max<T>, Value)
+#define PYGPU_ANY(NAME, U) PYGPU_REDUCE_KERNEL(NAME, U, bool, pygpu_reduce::Any, NonZero)
+#define PYGPU_ALL(NAME, U) PYGPU_REDUCE_KERNEL(NAME, U, bool, pygpu_reduce::All, NonZero)
+
+// Kernel names: reduce_<op>_<numpy dtype name>[_<result dtype name>]. Each is listed with its
+// PYGPU_EXPORT line, so that kernels/selfcheck.py (and grep) see every kernel by name.
+
+// sum: numpy's accumulators (bool and signed integers to int64, unsigned to uint64), floats as
+// themselves, float32 also into float64 (dtype=np.float64); narrow integers also as themselves
+// (dtype= and the second stage of dot).
+PYGPU_SUM(reduce_sum_bool_int64, bool, long long)
+PYGPU_EXPORT(reduce_sum_bool_int64)
+PYGPU_SUM(reduce_sum_int8_int64, signed char, long long)
+PYGPU_EXPORT(reduce_sum_int8_int64)
+PYGPU_SUM(reduce_sum_int16_int64, short, long long)
+PYGPU_EXPORT(reduce_sum_int16_int64)
+PYGPU_SUM(reduce_sum_int32_int64, int, long long)
+PYGPU_EXPORT(reduce_sum_int32_int64)
+PYGPU_SUM(reduce_sum_int64_int64, long long, long long)
+PYGPU_EXPORT(reduce_sum_int64_int64)
+PYGPU_SUM(reduce_sum_uint8_uint64, unsigned char, unsigned long long)
+PYGPU_EXPORT(reduce_sum_uint8_uint64)
+PYGPU_SUM(reduce_sum_uint16_uint64, unsigned short, unsigned long long)
+PYGPU_EXPORT(reduce_sum_uint16_uint64)
+PYGPU_SUM(reduce_sum_uint32_uint64, unsigned int, unsigned long long)
+PYGPU_EXPORT(reduce_sum_uint32_uint64)
+PYGPU_SUM(reduce_sum_uint64_uint64, unsigned long long, unsigned long long)
+PYGPU_EXPORT(reduce_sum_uint64_uint64)
+PYGPU_SUM(reduce_sum_int8_int8, signed char, signed char)
+PYGPU_EXPORT(reduce_sum_int8_int8)
+PYGPU_SUM(reduce_sum_int16_int16, short, short)
+PYGPU_EXPORT(reduce_sum_int16_int16)
+PYGPU_SUM(reduce_sum_int32_int32, int, int)
+PYGPU_EXPORT(reduce_sum_int32_int32)
+PYGPU_SUM(reduce_sum_uint8_uint8, unsigned char, unsigned char)
+PYGPU_EXPORT(reduce_sum_uint8_uint8)
+PYGPU_SUM(reduce_sum_uint16_uint16, unsigned short, unsigned short)
+PYGPU_EXPORT(reduce_sum_uint16_uint16)
+PYGPU_SUM(reduce_sum_uint32_uint32, unsigned int, unsigned int)
+PYGPU_EXPORT(reduce_sum_uint32_uint32)
+PYGPU_SUM(reduce_sum_float16_float32, pygpu::half, float)
+PYGPU_EXPORT(reduce_sum_float16_float32)
+PYGPU_SUM(reduce_sum_float32_float32, float, float)
+PYGPU_EXPORT(reduce_sum_float32_float32)
+PYGPU_SUM(reduce_sum_float32_float64, float, double)
+PYGPU_EXPORT(reduce_sum_float32_float64)
+PYGPU_SUM(reduce_sum_float64_float64, double, double)
+PYGPU_EXPORT(reduce_sum_float64_float64)
+PYGPU_SUM(reduce_sum_complex64_complex64, pygpu::complex64, pygpu::complex64)
+PYGPU_EXPORT(reduce_sum_complex64_complex64)
+PYGPU_SUM(reduce_sum_complex64_complex128, pygpu::complex64, pygpu::complex128)
+PYGPU_EXPORT(reduce_sum_complex64_complex128)
+PYGPU_SUM(reduce_sum_complex128_complex128, pygpu::complex128, pygpu::complex128)
+PYGPU_EXPORT(reduce_sum_complex128_complex128)
+
+// dot (and vdot): both operands and the result of one type (the Python side casts to numpy's
+// common type first).
+PYGPU_DOT(reduce_dot_int8, signed char)
+PYGPU_EXPORT(reduce_dot_int8)
+PYGPU_DOT(reduce_dot_int16, short)
+PYGPU_EXPORT(reduce_dot_int16)
+PYGPU_DOT(reduce_dot_int32, int)
+PYGPU_EXPORT(reduce_dot_int32)
+PYGPU_DOT(reduce_dot_int64, long long)
+PYGPU_EXPORT(reduce_dot_int64)
+PYGPU_DOT(reduce_dot_uint8, unsigned char)
+PYGPU_EXPORT(reduce_dot_uint8)
+PYGPU_DOT(reduce_dot_uint16, unsigned short)
+PYGPU_EXPORT(reduce_dot_uint16)
+PYGPU_DOT(reduce_dot_uint32, unsigned int)
+PYGPU_EXPORT(reduce_dot_uint32)
+PYGPU_DOT(reduce_dot_uint64, unsigned long long)
+PYGPU_EXPORT(reduce_dot_uint64)
+PYGPU_DOT(reduce_dot_float32, float)
+PYGPU_EXPORT(reduce_dot_float32)
+PYGPU_DOT(reduce_dot_float64, double)
+PYGPU_EXPORT(reduce_dot_float64)
+PYGPU_DOT(reduce_dot_complex64, pygpu::complex64)
+PYGPU_EXPORT(reduce_dot_complex64)
+PYGPU_DOT(reduce_dot_complex128, pygpu::complex128)
+PYGPU_EXPORT(reduce_dot_complex128)
+
+// min and max.
+PYGPU_MIN(reduce_min_int8, signed char)
+PYGPU_EXPORT(reduce_min_int8)
+PYGPU_MIN(reduce_min_int16, short)
+PYGPU_EXPORT(reduce_min_int16)
+PYGPU_MIN(reduce_min_int32, int)
+PYGPU_EXPORT(reduce_min_int32)
+PYGPU_MIN(reduce_min_int64, long long)
+PYGPU_EXPORT(reduce_min_int64)
+PYGPU_MIN(reduce_min_uint8, unsigned char)
+PYGPU_EXPORT(reduce_min_uint8)
+PYGPU_MIN(reduce_min_uint16, unsigned short)
+PYGPU_EXPORT(reduce_min_uint16)
+PYGPU_MIN(reduce_min_uint32, unsigned int)
+PYGPU_EXPORT(reduce_min_uint32)
+PYGPU_MIN(reduce_min_uint64, unsigned long long)
+PYGPU_EXPORT(reduce_min_uint64)
+PYGPU_MIN(reduce_min_float16, pygpu::half)
+PYGPU_EXPORT(reduce_min_float16)
+PYGPU_MIN(reduce_min_float32, float)
+PYGPU_EXPORT(reduce_min_float32)
+PYGPU_MIN(reduce_min_float64, double)
+PYGPU_EXPORT(reduce_min_float64)
+PYGPU_MAX(reduce_max_int8, signed char)
+PYGPU_EXPORT(reduce_max_int8)
+PYGPU_MAX(reduce_max_int16, short)
+PYGPU_EXPORT(reduce_max_int16)
+PYGPU_MAX(reduce_max_int32, int)
+PYGPU_EXPORT(reduce_max_int32)
+PYGPU_MAX(reduce_max_int64, long long)
+PYGPU_EXPORT(reduce_max_int64)
+PYGPU_MAX(reduce_max_uint8, unsigned char)
+PYGPU_EXPORT(reduce_max_uint8)
+PYGPU_MAX(reduce_max_uint16, unsigned short)
+PYGPU_EXPORT(reduce_max_uint16)
+PYGPU_MAX(reduce_max_uint32, unsigned int)
+PYGPU_EXPORT(reduce_max_uint32)
+PYGPU_MAX(reduce_max_uint64, unsigned long long)
+PYGPU_EXPORT(reduce_max_uint64)
+PYGPU_MAX(reduce_max_float16, pygpu::half)
+PYGPU_EXPORT(reduce_max_float16)
+PYGPU_MAX(reduce_max_float32, float)
+PYGPU_EXPORT(reduce_max_float32)
+PYGPU_MAX(reduce_max_float64, double)
+PYGPU_EXPORT(reduce_max_float64)
+
+// any and all: a bool result; bool/uint8 also serve every 1-byte type, and so on by size, since
+// "non-zero" only looks at the bits (the Python side views floats as floats: -0.0 is zero).
+PYGPU_ANY(reduce_any_bool, bool)
+PYGPU_EXPORT(reduce_any_bool)
+PYGPU_ANY(reduce_any_uint8, unsigned char)
+PYGPU_EXPORT(reduce_any_uint8)
+PYGPU_ANY(reduce_any_uint16, unsigned short)
+PYGPU_EXPORT(reduce_any_uint16)
+PYGPU_ANY(reduce_any_uint32, unsigned int)
+PYGPU_EXPORT(reduce_any_uint32)
+PYGPU_ANY(reduce_any_uint64, unsigned long long)
+PYGPU_EXPORT(reduce_any_uint64)
+PYGPU_ANY(reduce_any_float16, pygpu::half)
+PYGPU_EXPORT(reduce_any_float16)
+PYGPU_ANY(reduce_any_float32, float)
+PYGPU_EXPORT(reduce_any_float32)
+PYGPU_ANY(reduce_any_float64, double)
+PYGPU_EXPORT(reduce_any_float64)
+PYGPU_ANY(reduce_any_complex64, pygpu::complex64)
+PYGPU_EXPORT(reduce_any_complex64)
+PYGPU_ANY(reduce_any_complex128, pygpu::complex128)
+PYGPU_EXPORT(reduce_any_complex128)
+PYGPU_ALL(reduce_all_bool, bool)
+PYGPU_EXPORT(reduce_all_bool)
+PYGPU_ALL(reduce_all_uint8, unsigned char)
+PYGPU_EXPORT(reduce_all_uint8)
+PYGPU_ALL(reduce_all_uint16, unsigned short)
+PYGPU_EXPORT(reduce_all_uint16)
+PYGPU_ALL(reduce_all_uint32, unsigned int)
+PYGPU_EXPORT(reduce_all_uint32)
+PYGPU_ALL(reduce_all_uint64, unsigned long long)
+PYGPU_EXPORT(reduce_all_uint64)
+PYGPU_ALL(reduce_all_float16, pygpu::half)
+PYGPU_EXPORT(reduce_all_float16)
+PYGPU_ALL(reduce_all_float32, float)
+PYGPU_EXPORT(reduce_all_float32)
+PYGPU_ALL(reduce_all_float64, double)
+PYGPU_EXPORT(reduce_all_float64)
+PYGPU_ALL(reduce_all_complex64, pygpu::complex64)
+PYGPU_EXPORT(reduce_all_complex64)
+PYGPU_ALL(reduce_all_complex128, pygpu::complex128)
+PYGPU_EXPORT(reduce_all_complex128)

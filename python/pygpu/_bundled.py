@@ -1,0 +1,103 @@
+"""Launching pygpu's bundled kernels (kernels/*.cu) on GPUArray operands: the functions by
+name, launch sizes, stream ordering, and keeping temporaries alive until the device is done.
+
+Used by the reductions, curandom and the non-elementwise gpuarray functions; nothing here is
+public.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pygpu._kernels import load_kernels
+from pygpu._pygpu import Function, Module, cudaEvent_t, cudaEventQuery, cudaEventRecord, mem_alloc, memcpy_htod
+
+if TYPE_CHECKING:
+    from pygpu.gpuarray import GPUArray
+
+__all__: list[str] = []
+
+#: Threads per block of the 1-D launches (a power of two: the reduction tree needs one).
+BLOCK = 256
+#: Most blocks of a grid-stride launch: enough to fill any current GPU several times over.
+MAX_GRID = 1024
+
+_modules: dict[str, Module] = {}
+_functions: dict[str, Function] = {}
+
+# (event, objects): temporaries and operands of launches that may still be running.
+_in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...]]] = collections.deque()
+
+# index dtype -> the kernels' index_kind code
+INDEX_KINDS = {np.dtype(np.int32): 0, np.dtype(np.uint32): 1, np.dtype(np.int64): 2, np.dtype(np.uint64): 3}
+
+
+def function(source: str, name: str, signature: str) -> Function:
+    """Kernel ``name`` of bundled source ``source``, prepared with struct characters ``signature``."""
+    f = _functions.get(name)
+    if f is None:
+        module = _modules.get(source)
+        if module is None:
+            module = _modules[source] = load_kernels(source)
+        f = _functions[name] = module.get_function(name).prepare(signature)
+    return f
+
+
+def grid_for(n: int, block: int = BLOCK) -> int:
+    """Blocks of a grid-stride launch over n items (at least one)."""
+    return max(1, min(MAX_GRID, -(-n // block)))
+
+
+def launch(f: Function, grid: int, block: int, stream: Any, *args: Any, keep: tuple[Any, ...] = ()) -> None:
+    """Launches ``f`` on ``stream``; ``keep`` stays referenced until the launch has completed."""
+    f.prepared_async_call((grid, 1), (block, 1, 1), stream, *args)
+    if keep:
+        _hold(stream, keep)
+
+
+def _hold(stream: Any, objects: tuple[Any, ...]) -> None:
+    # Frees of device memory are not ordered with streams: a temporary dropped while a kernel
+    # still reads it could be reused under it. Hold it until an event after the launch is done.
+    while _in_flight and cudaEventQuery(_in_flight[0][0]) == 0:
+        _in_flight.popleft()
+    event = cudaEvent_t(2)
+    cudaEventRecord(event, stream).check()
+    _in_flight.append((event, objects))
+
+
+def read_on(stream: Any, *arrays: GPUArray) -> None:
+    """Orders work about to be issued on ``stream`` after the pending writes of ``arrays``."""
+    for a in arrays:
+        a._order.before(stream)
+
+
+def written_on(stream: Any, *arrays: GPUArray) -> None:
+    """Records that ``arrays`` were last written by work on ``stream``."""
+    for a in arrays:
+        a._order.wrote(stream)
+
+
+def element_strides(a: GPUArray) -> tuple[int, ...] | None:
+    """a's strides in elements, or None when a byte stride is not a whole number of elements."""
+    itemsize = a.dtype.itemsize
+    if any(s % itemsize for s in a.strides):
+        return None
+    return tuple(s // itemsize for s in a.strides)
+
+
+def layout_buffer(shape: tuple[int, ...], *strides: tuple[int, ...]) -> Any:
+    """A device int64 array [ndim, shape..., strides of each operand...] (the kernels' `layout`)."""
+    values = np.array([len(shape), *shape, *(s for st in strides for s in st)], np.int64)
+    buffer = mem_alloc(values.nbytes)
+    memcpy_htod(buffer, values)
+    return buffer
+
+
+def reduction_block() -> int:
+    """Threads per block of a reduction launch (kernels/reduce.cu's tree assumes a power of two
+    up to PYGPU_REDUCE_BLOCK): the same on every backend, the host running a block's threads as
+    fibers with real barriers."""
+    return BLOCK

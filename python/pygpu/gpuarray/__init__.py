@@ -1,0 +1,116 @@
+"""``GPUArray``: pycuda.gpuarray's typed device array, in Python over pygpu's compiled
+primitives and bundled kernels, with zero-copy interop (CUDA Array Interface v3, DLPack).
+
+A ``GPUArray`` is a view: a device allocation, a byte offset of element 0 inside it, a
+shape, a dtype and byte strides (possibly negative or zero). Indexing, ``reshape``,
+``transpose``, ``view`` ... return views sharing the allocation.
+
+Ordering: every allocation remembers the stream of its last write (``_ordering``);
+pygpu's own operations on another stream wait for it with an event, and exports tell
+consumers about it (``__cuda_array_interface__['stream']``, ``__dlpack__(stream=...)``).
+
+Modules, one per concept: ``_core`` (the array, views), ``_transfer`` (copies),
+``_ordering`` (streams), ``_interop`` (CAI/DLPack), ``_creation`` (new arrays),
+``_layout`` (strides), ``_dtypes`` (the dtype table), ``_platform`` (what differs per
+backend), ``_elementwise`` (launching the bundled kernels), ``_arithmetic`` (operators and
+elementwise methods), ``_functions`` (elementwise module functions), ``_reductions`` (sum,
+dot, min, max...), ``_array_functions`` (arange, concatenate, take... on the device).
+
+Use as ``import pygpu as gpuarray`` or ``from pygpu import gpuarray``.
+"""
+
+from __future__ import annotations
+
+from pygpu import vec
+from pygpu.gpuarray._core import DevicePointer, GPUArray
+from pygpu.gpuarray._creation import (
+    arange,
+    empty,
+    empty_like,
+    ones,
+    ones_like,
+    to_gpu,
+    to_gpu_async,
+    zeros,
+    zeros_like,
+)
+from pygpu.gpuarray._array_functions import (
+    concatenate,
+    hstack,
+    multi_put,
+    multi_take,
+    multi_take_put,
+    reshape,
+    stack,
+    take,
+    transpose,
+    vstack,
+)
+from pygpu.gpuarray._functions import (
+    if_positive,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    where,
+)
+from pygpu.gpuarray._interop import asarray, from_dlpack
+from pygpu.gpuarray._reductions import (
+    all,
+    any,
+    dot,
+    max,
+    min,
+    subset_dot,
+    subset_max,
+    subset_min,
+    subset_sum,
+    sum,
+    vdot,
+)
+
+__all__ = [
+    "DevicePointer",
+    "GPUArray",
+    "all",
+    "any",
+    "arange",
+    "asarray",
+    "concatenate",
+    "dot",
+    "empty",
+    "empty_like",
+    "from_dlpack",
+    "hstack",
+    "if_positive",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "max",
+    "maximum",
+    "min",
+    "minimum",
+    "multi_put",
+    "multi_take",
+    "multi_take_put",
+    "ones",
+    "ones_like",
+    "reshape",
+    "stack",
+    "subset_dot",
+    "subset_max",
+    "subset_min",
+    "subset_sum",
+    "sum",
+    "take",
+    "to_gpu",
+    "to_gpu_async",
+    "transpose",
+    "vdot",
+    "vec",
+    "vstack",
+    "where",
+    "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,331 @@
+"""GPUArray's operators and elementwise methods, on the bundled precompiled kernels.
+
+Semantics are PyCUDA's where it fixes them and numpy's otherwise: an operation takes arrays
+of one shape, or an array and a scalar (PyCUDA broadcasts nothing else, and neither does
+pygpu: other shapes raise ValueError); dtypes promote as numpy's ufuncs do, Python scalars
+weakly (``float32_array * 2.0`` is float32); comparisons give bool GPUArrays. Integer
+division and remainder by zero give 0, as numpy does (numpy also warns; a GPU cannot).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from pygpu.gpuarray import _core, _elementwise
+from pygpu.gpuarray._dtypes import check_dtype, kernel_suffix
+from pygpu.gpuarray._fields import ArrayFields
+
+if TYPE_CHECKING:
+    from pygpu.gpuarray._core import GPUArray
+
+__all__ = ["ArithmeticMixin", "binary", "cast_to", "unary"]
+
+_SCALARS = (int, float, complex, bool, np.generic)
+
+
+def _check_operand(a: GPUArray, other: Any, what: str) -> bool:
+    """True for an array operand, False for a scalar; raises for anything else."""
+    if isinstance(other, _core.GPUArray):
+        if other.shape != a.shape:
+            raise ValueError(
+                f"{what}: operands have shapes {a.shape} and {other.shape}; GPUArray operations take arrays of "
+                "the same shape or an array and a scalar (as PyCUDA, no other broadcasting)"
+            )
+        return True
+    if isinstance(other, _SCALARS):
+        return False
+    raise TypeError(f"{what}: unsupported operand type {type(other).__name__} (a GPUArray or a scalar)")
+
+
+def cast_to(a: GPUArray, dtype: np.dtype[Any], stream: Any = None) -> GPUArray:
+    """``a`` itself if it has ``dtype``, else a converted C-ordered copy (on the device)."""
+    if a.dtype == dtype:
+        return a
+    out = _core.new_c(a.shape, dtype, a.allocator)
+    _elementwise.launch("cast", f"cast_{kernel_suffix(a.dtype)}_{kernel_suffix(dtype)}", [out], [a], stream)
+    return out
+
+
+def _operand(x: Any, dtype: np.dtype[Any], stream: Any) -> Any:
+    if isinstance(x, _core.GPUArray):
+        return cast_to(x, dtype, stream)
+    return _elementwise.scalar_bytes(x, dtype)
+
+
+def _shares_memory_differently(out: GPUArray, x: Any) -> bool:
+    """Whether input ``x`` overlaps ``out`` other than element for element (reading it while
+    writing ``out`` would then read values already overwritten)."""
+    return (
+        isinstance(x, _core.GPUArray)
+        and x._alloc is out._alloc
+        and (x._offset != out._offset or x.strides != out.strides)
+    )
+
+
+def _into(
+    out: GPUArray | None, result_dtype: np.dtype[Any], shape: tuple[int, ...], allocator: Any, what: str
+) -> tuple[GPUArray, GPUArray | None]:
+    """(array the kernel writes, array to cast it into afterwards or None)."""
+    if out is None:
+        return _core.new_c(shape, result_dtype, allocator), None
+    if not isinstance(out, _core.GPUArray):
+        raise TypeError(f"{what}: out must be a GPUArray, not {type(out).__name__}")
+    if out.shape != shape:
+        raise ValueError(f"{what}: out has shape {out.shape}, the result has shape {shape}")
+    if out.dtype == result_dtype:
+        return out, None
+    if not np.can_cast(result_dtype, out.dtype, "same_kind"):
+        raise TypeError(
+            f"{what}: cannot cast the {result_dtype} result to out's dtype {out.dtype} (numpy's same_kind rule)"
+        )
+    return _core.new_c(shape, result_dtype, allocator), out
+
+
+def _finish(result: GPUArray, target: GPUArray | None, stream: Any) -> GPUArray:
+    if target is None:
+        return result
+    _elementwise.launch(
+        "cast", f"cast_{kernel_suffix(result.dtype)}_{kernel_suffix(target.dtype)}", [target], [result], stream
+    )
+    return target
+
+
+def binary(
+    ufunc: np.ufunc, kernel: str, x: Any, y: Any, out: GPUArray | None = None, stream: Any = None, source: str = "arith"
+) -> GPUArray:
+    """``ufunc(x, y)`` with kernel ``<kernel>_<dtype>``; at least one of x, y is a GPUArray."""
+    a = x if isinstance(x, _core.GPUArray) else y
+    what = ufunc.__name__
+    x_is_array = _check_operand(a, x, what)
+    y_is_array = _check_operand(a, y, what)
+    loop = _elementwise.loop_dtypes(ufunc, x, y)
+    in_x, in_y, result_dtype = loop[0], loop[1], loop[2]
+    if in_x != in_y:
+        # numpy compares uint64 with int64 exactly; pygpu compares them as float64.
+        in_x = in_y = check_dtype(np.result_type(in_x, in_y))
+    if ufunc is np.power and in_x.kind in "iu":
+        for v, is_array in ((y, y_is_array),):
+            if not is_array and v < 0:
+                raise ValueError("Integers to negative integer powers are not allowed.")
+    xs = _operand(x, in_x, stream)
+    ys = _operand(y, in_y, stream)
+    dst, target = _into(out, result_dtype, a.shape, a.allocator, what)
+    if (x_is_array and _shares_memory_differently(dst, xs)) or (y_is_array and _shares_memory_differently(dst, ys)):
+        dst, target = _core.new_c(a.shape, result_dtype, a.allocator), dst if target is None else target
+    _elementwise.launch(source, f"{kernel}_{kernel_suffix(in_x)}", [dst], [xs, ys], stream)
+    return _finish(dst, target, stream)
+
+
+def unary(
+    ufunc: np.ufunc, kernel: str, x: GPUArray, out: GPUArray | None = None, stream: Any = None, source: str = "arith"
+) -> GPUArray:
+    """``ufunc(x)`` with kernel ``<kernel>_<dtype>``."""
+    if not isinstance(x, _core.GPUArray):
+        raise TypeError(f"{ufunc.__name__}: expected a GPUArray, not {type(x).__name__}")
+    loop = _elementwise.loop_dtypes(ufunc, x)
+    in_dtype, result_dtype = loop[0], loop[1]
+    xs = cast_to(x, in_dtype, stream)
+    dst, target = _into(out, result_dtype, x.shape, x.allocator, ufunc.__name__)
+    if _shares_memory_differently(dst, xs):
+        dst, target = _core.new_c(x.shape, result_dtype, x.allocator), dst if target is None else target
+    _elementwise.launch(source, f"{kernel}_{kernel_suffix(in_dtype)}", [dst], [xs], stream)
+    return _finish(dst, target, stream)
+
+
+def _axpbyz(selffac: Any, x: GPUArray, otherfac: Any, y: Any, out: GPUArray | None, stream: Any, what: str) -> GPUArray:
+    """out = selffac * x + otherfac * y (y an array or a scalar), in numpy's result dtype."""
+    y_is_array = _check_operand(x, y, what)
+    dtype = np.result_type(*(v.dtype if isinstance(v, _core.GPUArray) else v for v in (x, selffac, y, otherfac)))
+    dtype = check_dtype(dtype)
+    if dtype.kind == "b":
+        dtype = np.dtype(np.int8)
+    xs = cast_to(x, dtype, stream)
+    ys = _operand(y, dtype, stream)
+    dst, target = _into(out, dtype, x.shape, x.allocator, what)
+    if _shares_memory_differently(dst, xs) or (y_is_array and _shares_memory_differently(dst, ys)):
+        dst, target = _core.GPUArray(x.shape, dtype, x.allocator), dst if target is None else target
+    # The kernel reads its factors from scalar slots 0 and 1 and a scalar y from slot 2.
+    factors = (_elementwise.scalar_bytes(selffac, dtype), _elementwise.scalar_bytes(otherfac, dtype))
+    if isinstance(ys, bytes):
+        _elementwise.launch("arith", f"axpbyz_{kernel_suffix(dtype)}", [dst], [xs, None], stream, (*factors, ys))
+    else:
+        _elementwise.launch("arith", f"axpbyz_{kernel_suffix(dtype)}", [dst], [xs, ys], stream, factors)
+    return _finish(dst, target, stream)
+
+
+class ArithmeticMixin(ArrayFields):
+    """Operators, comparisons and elementwise methods of GPUArray."""
+
+    __slots__ = ()
+
+    # numpy must not turn a GPUArray into an ndarray to apply its own operators
+    # (np.float64(2) * a): it returns NotImplemented, and a.__rmul__ runs.
+    __array_ufunc__ = None
+
+    def __add__(self, other: Any) -> GPUArray:
+        return binary(np.add, "add", self, other)
+
+    def __radd__(self, other: Any) -> GPUArray:
+        return binary(np.add, "add", other, self)
+
+    def __iadd__(self, other: Any) -> GPUArray:
+        return binary(np.add, "add", self, other, out=cast("GPUArray", self))
+
+    def __sub__(self, other: Any) -> GPUArray:
+        return binary(np.subtract, "sub", self, other)
+
+    def __rsub__(self, other: Any) -> GPUArray:
+        return binary(np.subtract, "sub", other, self)
+
+    def __isub__(self, other: Any) -> GPUArray:
+        return binary(np.subtract, "sub", self, other, out=cast("GPUArray", self))
+
+    def __mul__(self, other: Any) -> GPUArray:
+        return binary(np.multiply, "mul", self, other)
+
+    def __rmul__(self, other: Any) -> GPUArray:
+        return binary(np.multiply, "mul", other, self)
+
+    def __imul__(self, other: Any) -> GPUArray:
+        return binary(np.multiply, "mul", self, other, out=cast("GPUArray", self))
+
+    def __truediv__(self, other: Any) -> GPUArray:
+        return binary(np.true_divide, "truediv", self, other)
+
+    def __rtruediv__(self, other: Any) -> GPUArray:
+        return binary(np.true_divide, "truediv", other, self)
+
+    def __itruediv__(self, other: Any) -> GPUArray:
+        return binary(np.true_divide, "truediv", self, other, out=cast("GPUArray", self))
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+    __idiv__ = __itruediv__
+
+    def __floordiv__(self, other: Any) -> GPUArray:
+        return binary(np.floor_divide, "floordiv", self, other)
+
+    def __rfloordiv__(self, other: Any) -> GPUArray:
+        return binary(np.floor_divide, "floordiv", other, self)
+
+    def __ifloordiv__(self, other: Any) -> GPUArray:
+        return binary(np.floor_divide, "floordiv", self, other, out=cast("GPUArray", self))
+
+    def __mod__(self, other: Any) -> GPUArray:
+        return binary(np.remainder, "mod", self, other)
+
+    def __rmod__(self, other: Any) -> GPUArray:
+        return binary(np.remainder, "mod", other, self)
+
+    def __imod__(self, other: Any) -> GPUArray:
+        return binary(np.remainder, "mod", self, other, out=cast("GPUArray", self))
+
+    def __pow__(self, other: Any) -> GPUArray:
+        return binary(np.power, "pow", self, other)
+
+    def __rpow__(self, other: Any) -> GPUArray:
+        return binary(np.power, "pow", other, self)
+
+    def __ipow__(self, other: Any) -> GPUArray:
+        return binary(np.power, "pow", self, other, out=cast("GPUArray", self))
+
+    def __neg__(self) -> GPUArray:
+        return unary(np.negative, "neg", cast("GPUArray", self))
+
+    def __pos__(self) -> GPUArray:
+        return self.copy()
+
+    def __abs__(self) -> GPUArray:
+        return unary(np.absolute, "abs", cast("GPUArray", self))
+
+    # Comparisons give bool GPUArrays, as numpy's and PyCUDA's do (so GPUArray is unhashable,
+    # as ndarray is).
+    def __eq__(self, other: object) -> GPUArray:  # type: ignore[override]
+        if not isinstance(other, (_core.GPUArray, *_SCALARS)):
+            return NotImplemented
+        return binary(np.equal, "eq", self, other)
+
+    def __ne__(self, other: object) -> GPUArray:  # type: ignore[override]
+        if not isinstance(other, (_core.GPUArray, *_SCALARS)):
+            return NotImplemented
+        return binary(np.not_equal, "ne", self, other)
+
+    def __lt__(self, other: Any) -> GPUArray:
+        return binary(np.less, "lt", self, other)
+
+    def __le__(self, other: Any) -> GPUArray:
+        return binary(np.less_equal, "le", self, other)
+
+    def __gt__(self, other: Any) -> GPUArray:
+        return binary(np.greater, "gt", self, other)
+
+    def __ge__(self, other: Any) -> GPUArray:
+        return binary(np.greater_equal, "ge", self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # ---------------------------------------------------------------- PyCUDA's methods
+
+    def mul_add(self, selffac: Any, other: Any, otherfac: Any, add_timer: Any = None, stream: Any = None) -> GPUArray:
+        """``selffac * self + otherfac * other`` in one kernel."""
+        return _axpbyz(selffac, cast("GPUArray", self), otherfac, other, None, stream, "mul_add")
+
+    def _axpbyz(
+        self, selffac: Any, other: Any, otherfac: Any, out: GPUArray, add_timer: Any = None, stream: Any = None
+    ) -> GPUArray:
+        """``out = selffac * self + otherfac * other``."""
+        return _axpbyz(selffac, cast("GPUArray", self), otherfac, other, out, stream, "axpbyz")
+
+    def _axpbz(self, selffac: Any, other: Any, out: GPUArray, stream: Any = None) -> GPUArray:
+        """``out = selffac * self + other`` (``other`` a scalar)."""
+        return _axpbyz(selffac, cast("GPUArray", self), 1, other, out, stream, "axpbz")
+
+    axpbyz = _axpbyz
+    axpbz = _axpbz
+
+    def conj(self, out: GPUArray | None = None, stream: Any = None) -> GPUArray:
+        """The complex conjugate (a copy for real dtypes)."""
+        dtype = self.dtype
+        if dtype.kind != "c":
+            # The values themselves, in numpy's result dtype (int8 for bool).
+            result_dtype = _elementwise.loop_dtypes(np.conjugate, self)[1]
+            if out is None:
+                return self.astype(result_dtype, stream)
+            out.set(cast_to(cast("GPUArray", self), result_dtype, stream), stream=stream)
+            return out
+        return unary(np.conjugate, "conj", cast("GPUArray", self), out, stream)
+
+    conjugate = conj
+
+    @property
+    def real(self) -> GPUArray:
+        """The real part: a view of a complex array, the array itself otherwise."""
+        dtype = self.dtype
+        if dtype.kind != "c":
+            return cast("GPUArray", self)
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        return self._view(self._offset, self.shape, self.strides, part)
+
+    @property
+    def imag(self) -> GPUArray:
+        """The imaginary part: a view of a complex array, zeros otherwise."""
+        dtype = self.dtype
+        if dtype.kind != "c":
+            return _core.GPUArray(self.shape, dtype, self.allocator).fill(0)
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        return self._view(
+            self._offset + part.itemsize,
+            self.shape,
+            self.strides,
+            part,
+        )
+
+    def reverse(self, stream: Any = None) -> GPUArray:
+        """A copy with the elements in reverse order (1-d arrays, as PyCUDA)."""
+        if len(self.shape) != 1:
+            raise ValueError(f"reverse() takes a 1-d array, not one of shape {self.shape}")
+        result = _core.GPUArray(self.shape, self.dtype, self.allocator)
+        result.set(self[::-1], stream=stream)
+        return result

@@ -1,0 +1,215 @@
+"""Launching the bundled elementwise kernels (kernels/arith.cu, cast.cu, cumath.cu).
+
+Every elementwise kernel takes one ``pygpu_ew_args`` (kernels/pygpu_elementwise.h) by value:
+operand addresses (outputs first), up to three scalar inputs as bytes, and the layout. This
+module packs it, with a contiguous fast path that packs only the header, and merges the axes
+of strided operands so that the kernel divides as little as possible.
+
+Dtypes follow numpy: ``loop_dtypes`` asks numpy's own ufunc type resolution (with Python
+scalars weak, NEP 50) which loop numpy would run; operands of another dtype are cast to it
+first by a cast kernel. Measured on the host backend (``bench/array_bench.py --host``), a cast
+plus a same-dtype kernel costs about as much as a dedicated mixed-dtype kernel would save, and
+one kernel per dtype pair and operation would be 14 times the code in the wheel.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pygpu._kernels import load_kernels
+from pygpu._pygpu import Function, cudaGetDeviceCount
+from pygpu.gpuarray import _core
+from pygpu.gpuarray._dtypes import DTYPES
+from pygpu.gpuarray._platform import platform
+
+if TYPE_CHECKING:
+    from pygpu.gpuarray._core import GPUArray
+
+__all__ = ["MAX_DIMS", "kernel", "launch", "loop_dtypes", "scalar_bytes"]
+
+MAX_DIMS = 8
+MAX_OPERANDS = 4
+# pygpu_ew_args: ptr[4], scalar[3][2], n, ndim, contiguous, then shape[8] and strides[4][8].
+_HEADER = struct.Struct("<4Q48sqii")
+_LAYOUT = struct.Struct(f"<{MAX_DIMS}q{MAX_OPERANDS * MAX_DIMS}q")
+_ZERO_LAYOUT = bytes(_LAYOUT.size)
+_ZERO_SCALAR = bytes(16)
+_SCALAR_SLOTS = 3
+
+_functions: dict[str, Function] = {}
+_modules: dict[str, Any] = {}
+_loops: dict[tuple[Any, ...], tuple[np.dtype[Any], ...]] = {}
+
+
+def kernel(source: str, name: str) -> Function:
+    """The bundled kernel ``name`` of kernels/<source>.cu (loaded once, then cached)."""
+    fn = _functions.get(name)
+    if fn is not None:
+        return fn
+    module = _modules.get(source)
+    if module is None:
+        module = _modules[source] = load_kernels(source)
+    try:
+        fn = module.get_function(name)
+    except Exception as e:
+        raise TypeError(f"no bundled kernel {name!r} in {source}: this operation does not support these dtypes") from e
+    _functions[name] = fn
+    return fn
+
+
+def _weak(x: Any) -> Any:
+    """What numpy's type resolution takes for an operand: a dtype, or a Python scalar type
+    (weak under NEP 50, so ``float32_array * 2.0`` stays float32)."""
+    if isinstance(x, _core.GPUArray):
+        return x.dtype
+    if isinstance(x, np.generic):
+        return x.dtype
+    if isinstance(x, bool):
+        return np.dtype(np.bool_)
+    if isinstance(x, (int, float, complex)):
+        return type(x)
+    if isinstance(x, np.ndarray):
+        return x.dtype
+    raise TypeError(f"unsupported operand type {type(x).__name__}: a GPUArray, a number or a numpy scalar")
+
+
+def loop_dtypes(ufunc: np.ufunc, *operands: Any) -> tuple[np.dtype[Any], ...]:
+    """(input dtypes..., output dtypes...) of the loop numpy's ``ufunc`` runs for these operands."""
+    key = (ufunc, *(_weak(x) for x in operands))
+    loop = _loops.get(key)
+    if loop is None:
+        try:
+            loop = ufunc.resolve_dtypes((*key[1:], *([None] * ufunc.nout)))
+        except TypeError as e:
+            names = ", ".join(str(getattr(k, "__name__", k)) for k in key[1:])
+            raise TypeError(f"{ufunc.__name__} is not supported for operands of types ({names}), as in numpy") from e
+        for dt in loop:
+            if dt not in DTYPES:
+                raise TypeError(f"{ufunc.__name__} would compute in {dt}, which GPUArray does not hold")
+        _loops[key] = loop
+    return loop
+
+
+def scalar_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
+    """``value`` converted to ``dtype`` as numpy converts it (OverflowError when it does not
+    fit an integer dtype), as the 16 bytes of a scalar slot."""
+    return np.asarray(value, dtype=dtype).tobytes().ljust(16, b"\0")
+
+
+def _merge_axes(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[list[int], list[list[int]]]:
+    """Drops unit axes and merges neighbours that every operand steps through as one."""
+    dims: list[int] = []
+    steps: list[list[int]] = [[] for _ in strides]
+    for axis, extent in enumerate(shape):
+        if extent == 1:
+            continue
+        if dims and all(s[-1] == st[axis] * extent for s, st in zip(steps, strides)):
+            dims[-1] *= extent
+            for s, st in zip(steps, strides):
+                s[-1] = st[axis]
+            continue
+        dims.append(extent)
+        for s, st in zip(steps, strides):
+            s.append(st[axis])
+    return dims, steps
+
+
+_device_count: list[int] = []
+
+
+def _several_devices() -> bool:
+    """Whether arrays can be on different devices at all (checked once per process)."""
+    if not _device_count:
+        _device_count.append(cudaGetDeviceCount()[0])
+    return _device_count[0] > 1
+
+
+def _block_grid(n: int) -> tuple[int, int]:
+    p = platform()
+    if p.host_memory:
+        return 1, 1  # the host runs the grid's threads in turn: one thread loops over all
+    block = 256
+    return block, max(1, min((n + block - 1) // block, 8192))
+
+
+def launch(
+    source: str,
+    name: str,
+    outputs: list[GPUArray],
+    inputs: list[Any],
+    stream: Any = None,
+    slots: tuple[bytes, ...] = (),
+) -> None:
+    """Runs kernel ``name`` over ``outputs[0].shape``. ``inputs`` are GPUArrays of that shape
+    (any strides), scalar bytes (``scalar_bytes``) that go into the input's scalar slot, or
+    None (address 0, slot left as it is); ``slots`` sets the scalar slots first (kernels with
+    scalar parameters of their own, such as axpbyz)."""
+    out0 = outputs[0]
+    n = out0.size
+    if n == 0:
+        return
+    fn = kernel(source, name)
+    arrays: list[GPUArray] = [*outputs]
+    ptrs = [0] * MAX_OPERANDS
+    slot_bytes = [*slots, *[_ZERO_SCALAR] * (_SCALAR_SLOTS - len(slots))]
+    contiguous = True
+    k = 0
+    for o in outputs:
+        if o._readonly:
+            raise ValueError("assignment destination is read-only")
+        ptrs[k] = o.ptr
+        contiguous = contiguous and (o._flags or o.flags).c_contiguous
+        k += 1
+    for slot, x in enumerate(inputs):
+        if x is None:
+            pass
+        elif x.__class__ is bytes:
+            slot_bytes[slot] = x
+        else:
+            ptrs[k] = x.ptr
+            contiguous = contiguous and (x._flags or x.flags).c_contiguous
+            arrays.append(x)
+        k += 1
+    if _several_devices():
+        device = out0.device
+        for a in arrays:
+            if a.device != device:
+                raise ValueError(
+                    f"operands are on devices {device} and {a.device}: an operation needs all its arrays on one device"
+                )
+    for a in arrays:
+        align = min(8, a.dtype.itemsize)
+        if a.ptr % align or (not contiguous and any(st % align for st in a.strides)):
+            raise ValueError(
+                f"a {a.dtype} operand at address {a.ptr:#x} with strides {a.strides} is not aligned to {align} "
+                "bytes, which the kernels' loads need: make an aligned copy first (GPUArray(shape, dtype) and set())"
+            )
+    for a in arrays:
+        a._order.before(stream)
+    header_ptrs = ptrs
+    if contiguous:
+        packed = _HEADER.pack(*header_ptrs, b"".join(slot_bytes), n, 0, 1) + _ZERO_LAYOUT
+    else:
+        operands = [*outputs, *inputs]
+        strides = [(x.strides if isinstance(x, _core.GPUArray) else (0,) * len(out0.shape)) for x in operands]
+        dims, steps = _merge_axes(out0.shape, strides)
+        if len(dims) > MAX_DIMS:
+            raise ValueError(
+                f"operands of {len(dims)} non-mergeable axes: the elementwise kernels take at most {MAX_DIMS}; "
+                "copy an operand to C order first"
+            )
+        shape_field = dims + [0] * (MAX_DIMS - len(dims))
+        stride_field: list[int] = []
+        for s in steps:
+            stride_field += s + [0] * (MAX_DIMS - len(s))
+        stride_field += [0] * (MAX_OPERANDS * MAX_DIMS - len(stride_field))
+        packed = _HEADER.pack(*header_ptrs, b"".join(slot_bytes), n, len(dims), 0) + _LAYOUT.pack(
+            *shape_field, *stride_field
+        )
+    block, grid = _block_grid(n)
+    fn(np.void(packed), block=(block, 1, 1), grid=(grid, 1, 1), stream=stream)
+    for o in outputs:
+        o._order.wrote(stream)

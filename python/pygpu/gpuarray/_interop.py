@@ -1,0 +1,393 @@
+"""Zero-copy hand-off to and from other libraries: the CUDA Array Interface v3 and DLPack
+(export as GPUArray methods, import as ``from_dlpack``/``asarray``), and numpy's array
+interface where device memory is host memory."""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pygpu._pygpu import (
+    CudaError,
+    DLPackTensor,
+    InvalidHandleError,
+    cudaEvent_t,
+    cudaEventRecord,
+    cudaGetDevice,
+    cudaStreamSynchronize,
+    dlpack_capsule,
+    dlpack_from_capsule,
+    event_record_raw,
+    memcpy_dtoh,
+    stream_wait_event_raw,
+)
+from pygpu.gpuarray import _core, _creation
+from pygpu.gpuarray._dtypes import DTYPES, SUPPORTED, dtype_of_dlpack
+from pygpu.gpuarray._fields import ArrayFields
+from pygpu.gpuarray._layout import c_strides, extent
+from pygpu.gpuarray._ordering import StreamOrder
+from pygpu.gpuarray._platform import (
+    KDL_CPU,
+    KDL_CUDA,
+    KDL_CUDA_HOST,
+    KDL_ROCM,
+    KDL_ROCM_HOST,
+    platform,
+)
+
+if TYPE_CHECKING:
+    from pygpu.gpuarray._core import GPUArray
+
+__all__ = ["InteropMixin", "asarray", "from_dlpack"]
+
+_DLPACK_MAX_VERSION = (1, 1)
+
+
+class InteropMixin(ArrayFields):
+    """GPUArray's exports: ``__cuda_array_interface__``, ``__array_interface__``,
+    ``__array__`` and DLPack."""
+
+    __slots__ = ()
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """CUDA Array Interface v3 (GPU backends only). ``stream`` is the stream whose
+        pending work a consumer must wait for, or None."""
+        p = platform()
+        if not p.cuda_array_interface:
+            raise AttributeError(
+                "__cuda_array_interface__: on the host backend device memory is host memory; "
+                "use __array_interface__ or DLPack"
+            )
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, self._readonly),
+            # Explicit even in C order, as PyCUDA gives them.
+            "strides": self.strides,
+            "version": 3,
+            "stream": self._cai_stream(),
+        }
+
+    def _cai_stream(self) -> int | None:
+        order = self._order
+        if order.done():
+            return None
+        pending = order.pending
+        if pending is None:
+            default = platform().cai_default_stream
+            if default is not None:
+                return default
+            # The interface cannot name this default stream: wait here instead.
+            cudaStreamSynchronize(None).check()
+            order.forget()
+            return None
+        return int(pending.handle)
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        """numpy's array interface, on the host backend only (zero copy)."""
+        if not platform().host_memory:
+            raise AttributeError(
+                "__array_interface__: device memory is not host-addressable; use get(), "
+                "__cuda_array_interface__ or DLPack"
+            )
+        flags = self._flags or self.flags
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, self._readonly),
+            "strides": None if flags.c_contiguous else self.strides,
+            "version": 3,
+        }
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        host_memory = platform().host_memory
+        if copy is False and not host_memory:
+            raise ValueError("a GPUArray cannot become a numpy array without a copy: use get()")
+        if host_memory:
+            # Work still queued on a stream must have written the memory numpy reads.
+            self._order.before(None)
+            out = np.asarray(self)
+        else:
+            out = self.get()
+        if dtype is not None:
+            out = out.astype(dtype, copy=False)
+        if copy and host_memory:
+            out = out.copy()
+        return out
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        p = platform()
+        return (p.dlpack_device_type, 0 if p.host_memory else self.device)
+
+    def __dlpack__(
+        self,
+        stream: int | None = None,
+        *,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule (versioned 1.x when ``max_version >= (1, 0)``, else legacy).
+
+        ``stream`` is the consumer's stream: None is the legacy default stream on CUDA
+        (the null stream on HIP; must be None on the host backend), -1 asks for no
+        ordering. Pending writes are ordered before it with an event, not a device sync.
+        """
+        if stream is not None and not isinstance(stream, (int, np.integer)):
+            raise TypeError(f"stream must be an int or None, not {type(stream).__name__}")
+        p = platform()
+        device = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != device:
+            if tuple(dl_device) == (KDL_CPU, 0) and copy is not False:
+                host = self.get()
+                return host.__dlpack__() if max_version is None else host.__dlpack__(max_version=max_version)
+            raise BufferError(f"cannot export to DLPack device {tuple(dl_device)}: this array is on {device}")
+        src = self
+        copied = False
+        if copy:
+            src = self.copy()
+            copied = True
+        if p.host_memory:
+            if stream is not None and stream != -1:
+                raise BufferError(f"stream must be None for a CPU (kDLCPU) array, not {stream}")
+        else:
+            src._hand_off(stream)
+        itemsize = src.dtype.itemsize
+        if any(s % itemsize for s in src.strides):
+            raise BufferError(
+                f"strides {src.strides} are not multiples of the itemsize {itemsize}: DLPack cannot describe them"
+            )
+        versioned = max_version is not None and max_version[0] >= 1
+        return dlpack_capsule(
+            src,
+            src.ptr,
+            src.shape,
+            tuple(s // itemsize for s in src.strides),
+            DTYPES[src.dtype].dlpack_code,
+            itemsize * 8,
+            device[0],
+            device[1],
+            versioned,
+            src._readonly,
+            copied,
+        )
+
+    def _hand_off(self, stream: int | None) -> None:
+        """Orders pending writes before the DLPack consumer's ``stream``."""
+        if stream == -1:
+            return
+        p = platform()
+        if p.name == "cuda" and stream == 0:
+            raise ValueError(
+                "stream=0 is ambiguous for CUDA in the DLPack protocol: pass None or 1 (legacy default "
+                "stream), 2 (per-thread default stream) or a stream handle"
+            )
+        consumer = p.dlpack_default_stream if stream is None else int(stream)
+        order = self._order
+        pending = order.pending
+        if pending is False:
+            return
+        if pending is None:
+            if consumer == p.dlpack_default_stream:
+                return
+        else:
+            try:
+                if pending.handle == consumer:
+                    return
+            except InvalidHandleError:
+                pass
+        if order.done():
+            return
+        event = cudaEvent_t(2)
+        cudaEventRecord(event, order.pending).check()
+        stream_wait_event_raw(consumer, event)
+
+
+# ----------------------------------------------------------------------------- import
+
+_PROBE = np.empty(1, np.uint8)
+
+
+def _is_device_memory(ptr: int, lo: int, hi: int) -> bool:
+    """On the host backend: whether [ptr+lo, ptr+hi) lies in pygpu allocations."""
+    try:
+        memcpy_dtoh(_PROBE, ptr + lo)
+        memcpy_dtoh(_PROBE, ptr + hi - 1)
+    except (CudaError, ValueError):
+        return False
+    return True
+
+
+class _HostMemory:
+    """A numpy view of host memory kept alive by `owner` (for copying foreign CPU data)."""
+
+    def __init__(
+        self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype[Any], owner: Any
+    ) -> None:
+        self.owner = owner
+        self.__array_interface__ = {
+            "data": (ptr, True),
+            "shape": shape,
+            "strides": strides,
+            "typestr": dtype.str,
+            "version": 3,
+        }
+
+
+def _from_tensor(tensor: DLPackTensor, base: Any, copy: bool | None) -> GPUArray:
+    code, bits, _lanes = tensor.dtype
+    dtype = dtype_of_dlpack(code, bits)
+    device_type, device_id = tensor.device
+    p = platform()
+    shape = tuple(tensor.shape)
+    strides = tuple(tensor.strides)
+    size = math.prod(shape)
+    if p.host_memory:
+        if device_type not in p.dlpack_host_types:
+            raise BufferError(f"cannot use DLPack device type {device_type} memory on the host backend")
+        ptr = tensor.ptr
+        if size and not _is_device_memory(ptr, *extent(shape, strides, dtype.itemsize)):
+            if copy is False:
+                raise BufferError(
+                    "this CPU memory is not a pygpu allocation, so it cannot be used without a copy "
+                    "(pass copy=None or copy=True)"
+                )
+            return _creation.to_gpu(np.asarray(_HostMemory(ptr, shape, strides, dtype, tensor)))
+    else:
+        if device_type != p.dlpack_device_type:
+            raise BufferError(
+                f"cannot wrap DLPack device type {device_type} memory on the {p.name} backend "
+                f"(expected {p.dlpack_device_type}); copy it to the host first"
+            )
+        current = cudaGetDevice()[0]
+        if device_id != current:
+            raise ValueError(
+                f"this array is on device {device_id}, but device {current} is current: "
+                f"call pygpu.cudaSetDevice({device_id}) first"
+            )
+    result = _core.make(tensor, 0, shape, dtype, strides, size, base, None, StreamOrder(), tensor.readonly)
+    return result.copy() if copy else result
+
+
+def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> GPUArray:
+    """A GPUArray over the memory of a DLPack producer (an object with ``__dlpack__``, or a
+    capsule), with no copy unless ``copy=True`` (or the data is host memory a GPU
+    backend cannot use, when ``copy`` is not False). Keeps the producer alive."""
+    if device is not None:
+        raise ValueError("from_dlpack(device=...) is not supported: arrays stay on the producer's device")
+    if isinstance(x, _core.GPUArray):
+        return x.copy() if copy else x
+    if type(x).__name__ == "PyCapsule":
+        return _from_tensor(dlpack_from_capsule(x), None, copy)
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{type(x).__name__} does not support DLPack (it has no __dlpack__ method)")
+    p = platform()
+    ours = p.dlpack_device_type
+    try:
+        device_type, _ = x.__dlpack_device__()
+    except AttributeError:
+        device_type = ours
+    if device_type != ours:
+        if device_type in (KDL_CPU, KDL_CUDA_HOST, KDL_ROCM_HOST) and copy is not False:
+            return _creation.to_gpu(np.from_dlpack(x))
+        raise BufferError(
+            f"cannot use DLPack device type {device_type} memory on the {p.name} backend"
+            + (" without a copy" if copy is False else "")
+        )
+    # The consumer's stream: CUDA's legacy default stream is 1 in the protocol, others take None.
+    stream = 1 if p.name == "cuda" else None
+    try:
+        capsule = x.__dlpack__(stream=stream, max_version=_DLPACK_MAX_VERSION)
+    except TypeError:
+        capsule = x.__dlpack__(stream=stream) if stream is not None else x.__dlpack__()
+    return _from_tensor(dlpack_from_capsule(capsule), x, copy)
+
+
+def _from_cai(obj: Any, cai: Any) -> GPUArray:
+    if not isinstance(cai, dict):
+        raise TypeError(f"__cuda_array_interface__ must be a dict, not {type(cai).__name__}")
+    if cai.get("mask") is not None:
+        raise ValueError("masked arrays (a __cuda_array_interface__ with 'mask') are not supported")
+    try:
+        shape = tuple(operator.index(d) for d in cai["shape"])
+        typestr = cai["typestr"]
+    except (KeyError, TypeError) as e:
+        raise TypeError(f"malformed __cuda_array_interface__: {e}") from e
+    if any(d < 0 for d in shape):
+        raise ValueError(f"__cuda_array_interface__ has a negative extent: {shape}")
+    try:
+        dtype = np.dtype(typestr)
+    except TypeError as e:
+        raise TypeError(f"unsupported typestr {typestr!r} in __cuda_array_interface__") from e
+    if dtype not in SUPPORTED:
+        raise TypeError(f"unsupported typestr {typestr!r} in __cuda_array_interface__")
+    data = cai.get("data")
+    if data is None:
+        ptr, readonly = 0, False
+    else:
+        ptr, readonly = operator.index(data[0]), bool(data[1])
+    strides = cai.get("strides")
+    if strides is None:
+        st = c_strides(shape, dtype.itemsize)
+    else:
+        st = tuple(operator.index(s) for s in strides)
+        if len(st) != len(shape):
+            raise ValueError(f"__cuda_array_interface__ strides {st} do not match shape {shape}")
+    size = math.prod(shape)
+    if size and ptr == 0:
+        raise ValueError("__cuda_array_interface__ has a null data pointer for a non-empty array")
+    device = cudaGetDevice()[0]
+    dev = getattr(obj, "__dlpack_device__", None)
+    if callable(dev):
+        try:
+            device_type, device_id = dev()
+        except Exception:  # noqa: BLE001 - the hint is optional
+            device_type, device_id = None, device
+        if device_type in (KDL_CUDA, KDL_ROCM) and device_id != device:
+            raise ValueError(
+                f"this array is on device {device_id}, but device {device} is current: "
+                f"call pygpu.cudaSetDevice({device_id}) first"
+            )
+    order = StreamOrder()
+    stream = cai.get("stream")
+    if stream is not None:
+        stream = operator.index(stream)
+        if stream == 0:
+            raise ValueError("__cuda_array_interface__ 'stream' 0 is disallowed (version 3): it is ambiguous")
+        if not platform().host_memory:
+            event = cudaEvent_t(2)
+            event_record_raw(event, stream)
+            stream_wait_event_raw(0, event)
+            order.wrote(None)
+    alloc = _core.DevicePointer(ptr, 0, obj, device)
+    return _core.make(alloc, 0, shape, dtype, st, size, obj, None, order, readonly)
+
+
+def asarray(obj: Any, dtype: Any = None) -> GPUArray:
+    """``obj`` as a GPUArray: itself; a zero-copy wrapper of a CUDA Array Interface or
+    DLPack producer on this backend's device (kept alive by the result); otherwise a
+    copy of ``numpy.asarray(obj)``. A different ``dtype`` converts (a copy)."""
+    if isinstance(obj, _core.GPUArray):
+        result = obj
+    else:
+        cai = getattr(obj, "__cuda_array_interface__", None)
+        if cai is not None:
+            result = _from_cai(obj, cai)
+        elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
+            result = from_dlpack(obj)
+        elif isinstance(obj, np.ndarray) and platform().host_memory and obj.size:
+            lo, hi = extent(obj.shape, obj.strides, obj.itemsize)
+            if obj.dtype in SUPPORTED and _is_device_memory(obj.ctypes.data, lo, hi):
+                result = from_dlpack(obj)
+            else:
+                result = _creation.to_gpu(obj)
+        else:
+            result = _creation.to_gpu(obj)
+    if dtype is not None and np.dtype(dtype) != result.dtype:
+        result = result.astype(dtype)
+    return result

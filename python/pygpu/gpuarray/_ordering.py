@@ -1,0 +1,84 @@
+"""Stream ordering of an allocation: which stream wrote it last, and waiting for that.
+
+Every allocation's views share one ``StreamOrder``. ``pending`` is False when no write is
+outstanding, None when the last write went to the default stream, else its ``cudaStream_t``.
+pygpu's own work on another stream waits for it with an event (never a device sync unless
+the writer's stream has been closed meanwhile).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygpu._pygpu import (
+    InvalidHandleError,
+    cudaDeviceSynchronize,
+    cudaEvent_t,
+    cudaEventRecord,
+    cudaStreamQuery,
+    cudaStreamSynchronize,
+    cudaStreamWaitEvent,
+)
+
+__all__ = ["StreamOrder"]
+
+_NOT_READY = 600
+
+
+class StreamOrder:
+    __slots__ = ("pending",)
+
+    def __init__(self, pending: Any = False) -> None:
+        self.pending = pending
+
+    def __repr__(self) -> str:
+        return f"<StreamOrder pending={self.pending!r}>"
+
+    def before(self, stream: Any) -> None:
+        """Makes work about to be issued on ``stream`` (None: the default stream) wait for
+        the last write."""
+        pending = self.pending
+        if pending is False or pending is stream:
+            return
+        if stream is None:
+            try:
+                cudaStreamSynchronize(pending).check()
+            except InvalidHandleError:
+                # The writer's stream was closed: its work still completes; wait for the device.
+                cudaDeviceSynchronize().check()
+            self.pending = False
+            return
+        event = cudaEvent_t(2)
+        try:
+            cudaEventRecord(event, pending).check()
+        except InvalidHandleError:
+            cudaDeviceSynchronize().check()
+            self.pending = False
+            return
+        cudaStreamWaitEvent(stream, event).check()
+
+    def wrote(self, stream: Any) -> None:
+        """Records a write enqueued on ``stream``."""
+        self.pending = stream
+
+    def forget(self) -> None:
+        """The last write is known to have completed."""
+        self.pending = False
+
+    def done(self) -> bool:
+        """True (and forgets it) when the last write has completed."""
+        pending = self.pending
+        if pending is False:
+            return True
+        try:
+            status = cudaStreamQuery(pending)
+        except InvalidHandleError:
+            cudaDeviceSynchronize().check()
+            self.pending = False
+            return True
+        if status == 0:
+            self.pending = False
+            return True
+        if status != _NOT_READY:
+            status.check()
+        return False

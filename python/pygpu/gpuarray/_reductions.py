@@ -1,0 +1,376 @@
+"""Reductions of GPUArrays, as pycuda.gpuarray has them: ``sum``, ``dot``, ``vdot``, ``min``,
+``max``, ``subset_dot``, ``subset_min``, ``subset_max``, ``any``, ``all``.
+
+Each returns a 0-d GPUArray computed on the device by the bundled kernels/reduce.cu, in two
+launches for any length (blocks fold in shared memory as a tree, one block folds the blocks'
+values), ordered on ``stream`` like pygpu's copies. Non-contiguous operands are read in place
+through their strides. Result types follow numpy: ``sum`` of bool and integers accumulates in
+(u)int64 (PyCUDA keeps the input type; pass ``dtype=`` for that), ``dot`` uses the operands'
+common type; ``min``/``max`` propagate NaN as numpy's do, and raise on an empty array.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pygpu import _bundled
+from pygpu.gpuarray import _core, _creation
+from pygpu.gpuarray._layout import extent, is_dense
+
+if TYPE_CHECKING:
+    from pygpu.gpuarray._core import GPUArray
+
+__all__ = [
+    "ReductionMixin",
+    "all",
+    "any",
+    "dot",
+    "max",
+    "min",
+    "subset_dot",
+    "subset_max",
+    "subset_min",
+    "subset_sum",
+    "sum",
+    "vdot",
+]
+
+
+class ReductionMixin:
+    """GPUArray's reduction methods (0-d GPUArray results)."""
+
+    __slots__ = ()
+
+    def sum(self, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The sum of all elements (``pygpu.gpuarray.sum``)."""
+        return sum(self, dtype, stream, allocator)  # type: ignore[arg-type]
+
+    def max(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The largest element (``pygpu.gpuarray.max``)."""
+        return max(self, stream, allocator)  # type: ignore[arg-type]
+
+    def min(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """The smallest element (``pygpu.gpuarray.min``)."""
+        return min(self, stream, allocator)  # type: ignore[arg-type]
+
+    def any(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """Whether any element is non-zero, as a 0-d bool array."""
+        return any(self, stream, allocator)  # type: ignore[arg-type]
+
+    def all(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+        """Whether every element is non-zero, as a 0-d bool array."""
+        return all(self, stream, allocator)  # type: ignore[arg-type]
+
+
+_SOURCE = "reduce"
+# out, a, b, n, layout, subset, subset_kind, conj
+_SIGNATURE = "PPPqPPii"
+
+_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_FLOATS = ("float32", "float64")
+_COMPLEX = ("complex64", "complex128")
+# (input, result) pairs of reduce_sum_* kernels.
+_SUM_KERNELS = frozenset(
+    [("bool", "int64")]
+    + [(t, "int64") for t in _INTS if t.startswith("int")]
+    + [(t, "uint64") for t in _INTS if t.startswith("uint")]
+    + [(t, t) for t in _INTS + _FLOATS + _COMPLEX]
+    + [("float16", "float32"), ("float32", "float64"), ("complex64", "complex128")]
+)
+_DOT_TYPES = frozenset(_INTS + _FLOATS + _COMPLEX)
+_MINMAX_TYPES = frozenset(_INTS + _FLOATS + ("float16",))
+# any/all: element type -> the kernel type of its size ("non-zero" of an integer is its bits).
+_TRUTH_TYPES = {
+    "bool": "bool",
+    "int8": "uint8",
+    "uint8": "uint8",
+    "int16": "uint16",
+    "uint16": "uint16",
+    "int32": "uint32",
+    "uint32": "uint32",
+    "int64": "uint64",
+    "uint64": "uint64",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "complex64": "complex64",
+    "complex128": "complex128",
+}
+
+
+def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    """numpy's accumulator of ``np.sum`` for ``dtype``."""
+    if dtype.kind in "bi":
+        return np.dtype(np.int64)
+    if dtype.kind == "u":
+        return np.dtype(np.uint64)
+    return dtype
+
+
+def _check_array(a: Any, what: str) -> GPUArray:
+    if not isinstance(a, _core.GPUArray):
+        raise TypeError(f"{what} must be a GPUArray, not {type(a).__name__}")
+    return a
+
+
+def _check_same_device(*arrays: GPUArray) -> None:
+    devices = {a.device for a in arrays}
+    if len(devices) > 1:
+        raise ValueError(f"the operands are on different devices {sorted(devices)}: copy them to one device first")
+
+
+def _contiguous(a: GPUArray) -> GPUArray:
+    """a itself when a kernel can walk it through its strides, else a C-ordered copy (only
+    for views whose strides are not whole elements)."""
+    if _bundled.element_strides(a) is None:
+        return a.copy()
+    return a
+
+
+def _reduce(
+    op: str,
+    kernel_type: str,
+    result: GPUArray,
+    acc: np.dtype,
+    a: GPUArray,
+    b: GPUArray | None,
+    subset: GPUArray | None,
+    stream: Any,
+    allocator: Any,
+    conj: bool = False,
+) -> GPUArray:
+    """Stage 1 (many blocks) and stage 2 (one block) of reduction `op` into 0-d `result`."""
+    operands = [a] if b is None else [a, b]
+    _check_same_device(*operands, *([subset] if subset is not None else []))
+    # Temporaries to hold until the launches are done (the caller holds the operands).
+    keep: list[Any] = []
+    n = a.size if subset is None else subset.size
+    itemsize = a.dtype.itemsize
+    # A flat walk when the term order does not matter or the layouts are C order: a dense
+    # operand (any axis order, even negative steps) is read from its lowest address.
+    if subset is None and b is None and is_dense(a.shape, a.strides, itemsize):
+        a_ptr = a.ptr + (extent(a.shape, a.strides, itemsize)[0] if n else 0)
+        b_ptr = a_ptr
+        layout = None
+    elif builtins.all(x.flags.c_contiguous for x in operands):
+        a_ptr = a.ptr
+        b_ptr = a_ptr if b is None else b.ptr
+        layout = None
+    else:
+        operands = [_contiguous(x) for x in operands]
+        a = operands[0]
+        b = operands[1] if b is not None else None
+        keep += operands
+        strides = [_bundled.element_strides(x) or () for x in operands]
+        layout = _bundled.layout_buffer(a.shape, strides[0], strides[-1])
+        keep.append(layout)
+        a_ptr = a.ptr
+        b_ptr = a_ptr if b is None else b.ptr
+    if subset is not None:
+        subset_kind = _bundled.INDEX_KINDS.get(subset.dtype)
+        if subset_kind is None:
+            raise TypeError(f"subset indices must be int32, uint32, int64 or uint64, not {subset.dtype}")
+        if not subset.flags.c_contiguous:
+            subset = subset.copy()
+            keep.append(subset)
+        subset_ptr = subset.ptr
+        operands.append(subset)
+    else:
+        subset_kind, subset_ptr = 0, 0
+    _bundled.read_on(stream, *operands)
+    if op == "sum":
+        name = f"reduce_sum_{kernel_type}_{acc.name}"
+    elif op == "dot":
+        name = f"reduce_dot_{kernel_type}"
+    else:
+        name = f"reduce_{op}_{kernel_type}"
+    stage1 = _bundled.function(_SOURCE, name, _SIGNATURE)
+    block = _bundled.reduction_block()
+    grid = _bundled.grid_for(n, block)
+    if grid == 1:
+        target = result
+    else:
+        target = _creation.empty((grid,), acc, allocator=allocator if allocator is not None else a.allocator)
+        keep.append(target)
+    args = (n, layout if layout is not None else 0, subset_ptr, subset_kind, int(conj))
+    _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args, keep=tuple(keep))
+    if grid > 1:
+        if op in ("sum", "dot"):
+            second = f"reduce_sum_{acc.name}_{acc.name}"
+        elif op in ("any", "all"):
+            second = f"reduce_{op}_bool"
+        else:
+            second = f"reduce_{op}_{acc.name}"
+        stage2 = _bundled.function(_SOURCE, second, _SIGNATURE)
+        _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0, keep=(target,))
+    _bundled.written_on(stream, result)
+    return result
+
+
+def _result(dtype: np.dtype, allocator: Any, a: GPUArray) -> GPUArray:
+    return _creation.empty((), dtype, allocator=allocator if allocator is not None else a.allocator)
+
+
+def _narrowed(value: GPUArray, dtype: np.dtype) -> GPUArray:
+    """A 0-d integer result as a narrower integer type: numpy's wrap-around cast is the low
+    bytes (little-endian), so this is a view, not a copy."""
+    return value._view(value._offset, (), (), dtype)
+
+
+def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """The sum of all elements, as a 0-d GPUArray (numpy's accumulator type unless ``dtype``)."""
+    a = _check_array(a, "sum's argument")
+    want = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
+    src = a.dtype
+    if src == np.float16 and want.kind == "f":
+        # Half sums accumulate in float32 (as numpy's pairwise half sum does), then round once.
+        acc = np.dtype(np.float32)
+        total = _reduce("sum", src.name, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
+        return total if want == acc else total.astype(want, stream=stream)
+    if (src.name, want.name) in _SUM_KERNELS:
+        return _reduce("sum", src.name, _result(want, allocator, a), want, a, None, None, stream, allocator)
+    if want.kind in "iu" and src.kind in "biu":
+        # Integer sums wrap alike in any integer width: sum in (u)int64, keep the low bytes.
+        acc = _sum_dtype(src)
+        total = _reduce("sum", src.name, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
+        return _narrowed(total, want)
+    if want.kind == "b":
+        raise TypeError("sum(dtype=bool) is not supported: use any()")
+    # Another result type (e.g. a float sum of integers): convert the operand first.
+    return sum(a.astype(want, stream=stream), want, stream, allocator)
+
+
+def subset_sum(subset: GPUArray, a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """``sum`` over the elements ``subset`` names (flat C-order indices into a)."""
+    subset = _check_array(subset, "subset_sum's subset")
+    a = _check_array(a, "subset_sum's argument")
+    _check_indices(subset, a)
+    want = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
+    if (a.dtype.name, want.name) not in _SUM_KERNELS:
+        if want.kind in "iu" and a.dtype.kind in "biu":
+            acc = _sum_dtype(a.dtype)
+            total = _reduce("sum", a.dtype.name, _result(acc, allocator, a), acc, a, None, subset, stream, allocator)
+            return _narrowed(total, want)
+        a = a.astype(want if want != np.float16 else np.float32, stream=stream)
+        if want == np.float16:
+            total = subset_sum(subset, a, np.float32, stream, allocator)
+            return total.astype(np.float16, stream=stream)
+    return _reduce("sum", a.dtype.name, _result(want, allocator, a), want, a, None, subset, stream, allocator)
+
+
+def _dot_operands(a: GPUArray, b: GPUArray, dtype: Any, stream: Any, what: str) -> tuple[GPUArray, GPUArray, np.dtype]:
+    a = _check_array(a, f"{what}'s first argument")
+    b = _check_array(b, f"{what}'s second argument")
+    if a.size != b.size or (a.shape != b.shape and a.ndim > 1 and b.ndim > 1):
+        raise ValueError(f"{what}: the operands have shapes {a.shape} and {b.shape}; they need the same size")
+    want = np.result_type(a.dtype, b.dtype) if dtype is None else np.dtype(dtype)
+    if want.name not in _DOT_TYPES:
+        if want == np.float16:
+            want = np.dtype(np.float32)
+        else:
+            raise TypeError(f"{what} of {want} is not supported (integer, float or complex types are)")
+    if a.shape != b.shape:  # same size, one of them 1-D: walk both as 1-D
+        a = a.reshape(a.size) if a.flags.c_contiguous else a.copy().reshape(a.size)
+        b = b.reshape(b.size) if b.flags.c_contiguous else b.copy().reshape(b.size)
+    if a.dtype != want:
+        a = a.astype(want, stream=stream)
+    if b.dtype != want:
+        b = b.astype(want, stream=stream)
+    return a, b, want
+
+
+def dot(a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """The sum of a * b over all elements, as a 0-d GPUArray of the operands' common type."""
+    asked = None if dtype is None else np.dtype(dtype)
+    a, b, want = _dot_operands(a, b, dtype, stream, "dot")
+    result = _reduce("dot", want.name, _result(want, allocator, a), want, a, b, None, stream, allocator)
+    return result if asked != np.float16 else result.astype(np.float16, stream=stream)
+
+
+def vdot(a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """As ``dot``, with ``a`` conjugated (numpy.vdot)."""
+    asked = None if dtype is None else np.dtype(dtype)
+    a, b, want = _dot_operands(a, b, dtype, stream, "vdot")
+    result = _reduce(
+        "dot", want.name, _result(want, allocator, a), want, a, b, None, stream, allocator, conj=want.kind == "c"
+    )
+    return result if asked != np.float16 else result.astype(np.float16, stream=stream)
+
+
+def subset_dot(
+    subset: GPUArray, a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None
+) -> GPUArray:
+    """``dot`` over the elements ``subset`` names (flat C-order indices into a and b)."""
+    subset = _check_array(subset, "subset_dot's subset")
+    asked = None if dtype is None else np.dtype(dtype)
+    a, b, want = _dot_operands(a, b, dtype, stream, "subset_dot")
+    _check_indices(subset, a)
+    result = _reduce("dot", want.name, _result(want, allocator, a), want, a, b, subset, stream, allocator)
+    return result if asked != np.float16 else result.astype(np.float16, stream=stream)
+
+
+def _check_indices(subset: GPUArray, a: GPUArray) -> None:
+    if subset.dtype not in _bundled.INDEX_KINDS:
+        raise TypeError(f"subset indices must be int32, uint32, int64 or uint64, not {subset.dtype}")
+
+
+def _minmax(op: str, a: GPUArray, subset: GPUArray | None, stream: Any, allocator: Any) -> GPUArray:
+    a = _check_array(a, f"{op}'s argument")
+    n = a.size if subset is None else subset.size
+    if n == 0:
+        raise ValueError(
+            f"zero-size array to reduction operation {'minimum' if op == 'min' else 'maximum'} which has no identity"
+        )
+    dt = a.dtype
+    if dt.kind == "c":
+        raise TypeError(f"{op} of complex arrays is not supported (they have no order)")
+    if subset is not None:
+        _check_indices(subset, a)
+    if dt.kind == "b":
+        # bool orders as 0 < 1: the uint8 min/max, seen as bool again.
+        u8 = a.view(np.uint8)
+        return _minmax(op, u8, subset, stream, allocator).view(np.bool_)
+    return _reduce(op, dt.name, _result(dt, allocator, a), dt, a, None, subset, stream, allocator)
+
+
+def min(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """The smallest element (NaN if any is NaN), as a 0-d GPUArray."""
+    return _minmax("min", a, None, stream, allocator)
+
+
+def max(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """The largest element (NaN if any is NaN), as a 0-d GPUArray."""
+    return _minmax("max", a, None, stream, allocator)
+
+
+def subset_min(subset: GPUArray, a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """The smallest of the elements ``subset`` names (flat C-order indices into a)."""
+    return _minmax("min", a, _check_array(subset, "subset_min's subset"), stream, allocator)
+
+
+def subset_max(subset: GPUArray, a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """The largest of the elements ``subset`` names (flat C-order indices into a)."""
+    return _minmax("max", a, _check_array(subset, "subset_max's subset"), stream, allocator)
+
+
+def _truth(op: str, a: GPUArray, stream: Any, allocator: Any) -> GPUArray:
+    a = _check_array(a, f"{op}'s argument")
+    dt = a.dtype
+    kernel_type = _TRUTH_TYPES[dt.name]
+    if kernel_type != dt.name:
+        a = a.view(np.dtype(kernel_type))
+    acc = np.dtype(np.bool_)
+    return _reduce(op, kernel_type, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
+
+
+def any(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """Whether any element is non-zero, as a 0-d bool GPUArray."""
+    return _truth("any", a, stream, allocator)
+
+
+def all(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+    """Whether every element is non-zero, as a 0-d bool GPUArray."""
+    return _truth("all", a, stream, allocator)
