@@ -205,3 +205,11 @@ def test_characterize() -> None:
     assert characterize.has_double_support()
     assert characterize.sizeof("double") == 8
     assert characterize.sizeof("my_pair", "struct my_pair { int a; double b; };") == 16
+
+
+def test_init_cuda_context_fixture_is_a_generator_for_fixtures() -> None:
+    steps = tools.init_cuda_context_fixture()
+    next(steps)
+    assert pygpu.driver.Context.get_current() is not None
+    with pytest.raises(StopIteration):
+        next(steps)

@@ -5,11 +5,12 @@ and the test helpers PyCUDA's own tests import."""
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import re
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import numpy as np
@@ -408,24 +409,16 @@ def mark_cuda_test(inner_f: _F) -> _F:
         finally:
             ctx.pop()
             clear_context_caches()
+            gc.collect()
 
     return f  # type: ignore[return-value]
 
 
-def _context_fixture() -> Any:
+def init_cuda_context_fixture() -> Iterator[None]:
+    """A generator for a pytest fixture (PyCUDA's; use ``yield from init_cuda_context_fixture()``):
+    a context current during the test, popped after it, context caches cleared."""
     ctx = make_default_context()
     yield
     ctx.pop()
     clear_context_caches()
-
-
-def _make_fixture() -> Any:
-    try:
-        import pytest
-    except ImportError:  # pytest is only needed by the tests that use the fixture
-        return _context_fixture
-    return pytest.fixture(_context_fixture)
-
-
-#: A pytest fixture that makes a context current for one test (PyCUDA's name).
-init_cuda_context_fixture = _make_fixture()
+    gc.collect()
