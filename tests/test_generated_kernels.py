@@ -289,3 +289,15 @@ def test_complex_elementwise_and_reduction() -> None:
     total = ReductionKernel(np.complex64, "0", "a+b", arguments="pycuda::complex<float> *in", name="ctotal")
     y = x.astype(np.complex64)
     np.testing.assert_allclose(total(gpuarray.to_gpu(y)).get(), y.sum(), rtol=1e-6)
+
+
+def test_gpuarray_stores_struct_dtypes() -> None:
+    points = np.zeros(5, vec.float3)
+    points["x"], points["y"], points["z"] = np.arange(5), 2 * np.arange(5), 3
+    g = gpuarray.to_gpu(points)
+    assert g.dtype == vec.float3
+    assert np.array_equal(g.get(), points)
+    shift = ElementwiseKernel("float3 *p, float3 d", "p[i].x += d.x; p[i].y += d.y; p[i].z += d.z", "shift3")
+    shift(g, vec.make_float3(1, 1, 1))
+    got = g.get()
+    assert np.array_equal(got["x"], points["x"] + 1) and np.all(got["z"] == 4)

@@ -14,7 +14,7 @@ from pygpu._pygpu import Function, cudaDeviceProp, cudaGetDevice
 from pygpu.compiler import SourceModule
 from pygpu.tools import Argument, ScalarArg, VectorArg, dtype_to_ctype
 
-__all__ = ["compile_kernels", "launch_size", "pack_arguments", "type_prelude"]
+__all__ = ["compile_kernels", "launch_size", "layout_asserts", "pack_arguments", "type_prelude"]
 
 # A 64-bit index type without any header (NVRTC has no standard headers).
 INDEX_TYPE = "long long"
@@ -23,27 +23,36 @@ _sm_count: dict[tuple[str, int], int] = {}
 
 
 def type_prelude(dtypes: list[np.dtype]) -> str:
-    """C definitions of registered structs among ``dtypes`` and ``static_assert``s that each
-    struct's C layout is its numpy dtype's; complex types map to pygpu's complex."""
+    """What goes before the user's preamble: pygpu's complex (as ``pycuda::complex``) and the
+    C definitions of registered structs among ``dtypes``."""
     parts = []
     if any(dt.kind == "c" for dt in dtypes):
         parts.append('#include "pygpu_types.h"\nnamespace pycuda { using pygpu::complex; }')
     structs = [dt for dt in dtypes if dt.fields is not None]
     if structs:
         parts.append(vec.struct_definitions(structs))
-        parts.append(vec.layout_checks(structs))
     return "\n".join(p for p in parts if p)
 
 
+def layout_asserts(dtypes: list[np.dtype]) -> str:
+    """What goes after the user's preamble (which may define the structs): their sizes checked."""
+    return vec.layout_checks([dt for dt in dtypes if dt.fields is not None])
+
+
 def compile_kernels(
-    source: str, names: list[str], options: list[str] | None, keep: bool, dtypes: list[np.dtype] | None = None
+    source: str,
+    names: list[str],
+    options: list[str] | None,
+    keep: bool,
+    dtypes: list[np.dtype] | None = None,
+    preamble: str = "",
 ) -> list[Function]:
     """Compiles ``source`` (C++ linkage: kernels declare ``extern "C"`` themselves, so a
     preamble may hold templates) and returns its kernels ``names``, after checking that the
     structs among ``dtypes`` have numpy's layout in C."""
     for dt in dict.fromkeys(dtypes or []):
         if dt.fields is not None:
-            vec.check_field_offsets(dt)
+            vec.check_field_offsets(dt, preamble)
     module = SourceModule(source, options=options, keep=keep, no_extern_c=True, include_dirs=_include_dirs())
     return [module.get_function(name) for name in names]
 

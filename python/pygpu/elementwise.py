@@ -22,6 +22,7 @@ from pygpu._generated_kernel import (
     check_sizes,
     compile_kernels,
     launch_size,
+    layout_asserts,
     pack_arguments,
     type_prelude,
 )
@@ -77,6 +78,7 @@ def _module_source(
         [
             type_prelude(all_dtypes(arguments)),
             preamble,
+            layout_asserts(all_dtypes(arguments)),
             _kernel_source(arguments, operation, name, loop_prep, after_loop, False),
             _kernel_source(arguments, operation, name, loop_prep, after_loop, True),
         ]
@@ -193,7 +195,7 @@ class ElementwiseKernel:
         self.name = name
         source = _module_source(self.arguments, operation, name, preamble, loop_prep, after_loop)
         self.func, self.range_func = compile_kernels(
-            source, [name, f"{name}_range"], options, keep, all_dtypes(self.arguments)
+            source, [name, f"{name}_range"], options, keep, all_dtypes(self.arguments), preamble
         )
 
     def get_texref(self, name: str) -> Any:

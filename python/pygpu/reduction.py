@@ -23,6 +23,7 @@ from pygpu._generated_kernel import (
     compile_kernels,
     host_backend,
     launch_size,
+    layout_asserts,
     pack_arguments,
     type_prelude,
 )
@@ -139,11 +140,17 @@ class ReductionKernel:
         out_type = dtype_to_ctype(self.dtype_out)
         neutral = _complex_neutral(self.dtype_out, str(neutral))
         params = ", ".join(a.declarator() for a in self.arguments)
-        source = type_prelude(all_dtypes(self.arguments, self.dtype_out)) + get_reduction_source(
-            out_type, neutral, reduce_expr, map_expr, params, name, preamble, self._block
+        dtypes = all_dtypes(self.arguments, self.dtype_out)
+        source = type_prelude(dtypes) + get_reduction_source(
+            out_type, neutral, reduce_expr, map_expr, params, name, f"{preamble}\n{layout_asserts(dtypes)}", self._block
         )
         self.stage1, self.stage2 = compile_kernels(
-            source, [f"{name}_stage1", f"{name}_stage2"], options, keep, all_dtypes(self.arguments, self.dtype_out)
+            source,
+            [f"{name}_stage1", f"{name}_stage2"],
+            options,
+            keep,
+            all_dtypes(self.arguments, self.dtype_out),
+            preamble,
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pygpu._generated_kernel import INDEX_TYPE, compile_kernels, host_backend, type_prelude
+from pygpu._generated_kernel import INDEX_TYPE, compile_kernels, host_backend, layout_asserts, type_prelude
 from pygpu.tools import dtype_to_ctype
 
 __all__ = ["ExclusiveScanKernel", "InclusiveScanKernel"]
@@ -152,14 +152,16 @@ class _ScanKernel:
         self.name = name_prefix
         self._block = _HOST_BLOCK if host_backend() else _BLOCK
         ctype = dtype_to_ctype(self.dtype)
-        source = type_prelude([self.dtype]) + _source(ctype, scan_expr, name_prefix, preamble, self._block)
+        source = type_prelude([self.dtype]) + _source(
+            ctype, scan_expr, name_prefix, f"{preamble}\n{layout_asserts([self.dtype])}", self._block
+        )
         if neutral is not None:
             # The neutral element is a C expression: evaluate it once, on the device.
             source += f'\nextern "C" __global__ void {name_prefix}_neutral({ctype} *out) {{ *out = ({neutral}); }}\n'
         names = [f"{name_prefix}_chunk_sums", f"{name_prefix}_chunk_scan"]
         if neutral is not None:
             names.append(f"{name_prefix}_neutral")
-        funcs = compile_kernels(source, names, options, False, [self.dtype])
+        funcs = compile_kernels(source, names, options, False, [self.dtype], preamble)
         self._sums, self._scan = funcs[0], funcs[1]
         self._neutral_value = self._evaluate_neutral(funcs[2]) if neutral is not None else np.zeros((), self.dtype)[()]
 

@@ -37,10 +37,12 @@ __all__ = [
     "context_dependent_memoize",
     "dtype_to_ctype",
     "get_arg_type",
+    "get_or_register_dtype",
     "init_cuda_context_fixture",
     "make_default_context",
     "mark_cuda_test",
     "parse_c_arg",
+    "register_dtype",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -371,6 +373,39 @@ def parse_c_arg(c_arg: str) -> Argument:
                 "a pygpu.vec type (float3, ...) or a struct registered with pygpu.vec.register_struct"
             )
     return (VectorArg if is_vector else ScalarArg)(dtype, name)
+
+
+def get_or_register_dtype(c_names: str | list[str], dtype: Any = None) -> np.dtype:
+    """The dtype registered for the C type name(s) ``c_names``; with ``dtype``, registers it
+    under those names first (structured dtypes through :func:`pygpu.vec.register_struct`)."""
+    from pygpu import vec
+
+    names = [c_names] if isinstance(c_names, str) else list(c_names)
+    if not names:
+        raise ValueError("get_or_register_dtype needs at least one C type name")
+    if dtype is None:
+        for name in names:
+            found = _CTYPE_TO_DTYPE.get(name)
+            known = np.dtype(found) if found is not None else vec.c_name_to_dtype(name)
+            if known is not None:
+                return known
+        raise ValueError(f"C type {names[0]!r} is not registered: pass its dtype")
+    dt: np.dtype = np.dtype(dtype)
+    for name in names:
+        if dt.fields is not None:
+            vec.register_struct(name, dt)
+        else:
+            known_type = _CTYPE_TO_DTYPE.get(name)
+            if known_type is not None and np.dtype(known_type) != dt:
+                raise ValueError(f"C type {name!r} is already registered as {np.dtype(known_type)}, not {dt}")
+            _CTYPE_TO_DTYPE[name] = dt.type
+    return dt
+
+
+def register_dtype(dtype: Any, c_names: str | list[str], alias_ok: bool = False) -> None:
+    """PyCUDA's older spelling of :func:`get_or_register_dtype` (arguments swapped)."""
+    del alias_ok
+    get_or_register_dtype(c_names, dtype)
 
 
 def get_arg_type(c_arg: str) -> str:
