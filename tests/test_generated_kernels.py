@@ -301,3 +301,20 @@ def test_gpuarray_stores_struct_dtypes() -> None:
     shift(g, vec.make_float3(1, 1, 1))
     got = g.get()
     assert np.array_equal(got["x"], points["x"] + 1) and np.all(got["z"] == 4)
+
+
+def test_reduction_allocations() -> None:
+    pool = tools.DeviceMemoryPool()
+    uses: list[int] = []
+
+    def allocator(nbytes: int) -> Any:
+        uses.append(nbytes)
+        return pool.allocate(nbytes)
+
+    total = ReductionKernel(np.float64, "0", "a+b", arguments="const double *in", name="total_alloc")
+    small = gpuarray.to_gpu(np.ones(20))
+    assert total(small, allocator=allocator).get() == 20
+    assert len(uses) == 1  # one block: the result only, as PyCUDA's single-stage case
+    big = gpuarray.to_gpu(np.ones(5000))
+    assert total(big, allocator=allocator).get() == 5000
+    assert len(uses) == 3  # the result and the partials

@@ -171,6 +171,11 @@ class ReductionKernel:
             raise ValueError(f"{what}: out= must be a GPUArray of one {self.dtype_out} element")
         block = self._block
         blocks = launch_size(n, block) if n else 0
+        if blocks == 1:
+            # One block reduces everything: its partial is the result (no second launch, and
+            # one allocation, as PyCUDA's single-stage case).
+            self.stage1(*launch, out, np.int64(n), block=(block, 1, 1), grid=(1, 1), stream=stream)
+            return out
         if blocks:
             partial = gpuarray.empty((blocks,), self.dtype_out, allocator=allocator)
             self.stage1(*launch, partial, np.int64(n), block=(block, 1, 1), grid=(blocks, 1), stream=stream)
