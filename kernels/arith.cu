@@ -7,6 +7,7 @@
 // x % -1 never trap; a negative integer power gives 1 // base**|n| truncated (0 unless base is
 // 1 or -1), where numpy raises.
 #include "pygpu_elementwise.h"
+#include "pygpu_math.h"
 
 using namespace pygpu;
 
@@ -32,29 +33,6 @@ PYGPU_FN T from_wide(typename wide<T>::type v) { return cast_impl<T>::from(carry
 typedef unsigned long long ull;
 template <class T>
 PYGPU_FN T wrap(ull v) { return (T)v; }
-
-PYGPU_FN float floor_(float x) { return floorf(x); }
-PYGPU_FN double floor_(double x) { return floor(x); }
-PYGPU_FN float fmod_(float a, float b) { return fmodf(a, b); }
-PYGPU_FN double fmod_(double a, double b) { return fmod(a, b); }
-PYGPU_FN float copysign_(float a, float b) { return copysignf(a, b); }
-PYGPU_FN double copysign_(double a, double b) { return copysign(a, b); }
-PYGPU_FN float pow_(float a, float b) { return powf(a, b); }
-PYGPU_FN double pow_(double a, double b) { return pow(a, b); }
-PYGPU_FN float hypot_(float a, float b) { return hypotf(a, b); }
-PYGPU_FN double hypot_(double a, double b) { return hypot(a, b); }
-PYGPU_FN float fabs_(float a) { return fabsf(a); }
-PYGPU_FN double fabs_(double a) { return fabs(a); }
-PYGPU_FN float exp_(float a) { return expf(a); }
-PYGPU_FN double exp_(double a) { return exp(a); }
-PYGPU_FN float log_(float a) { return logf(a); }
-PYGPU_FN double log_(double a) { return log(a); }
-PYGPU_FN float atan2_(float a, float b) { return atan2f(a, b); }
-PYGPU_FN double atan2_(double a, double b) { return atan2(a, b); }
-PYGPU_FN float sin_(float a) { return sinf(a); }
-PYGPU_FN double sin_(double a) { return sin(a); }
-PYGPU_FN float cos_(float a) { return cosf(a); }
-PYGPU_FN double cos_(double a) { return cos(a); }
 
 template <class T>
 PYGPU_FN bool is_nan(T v) {
@@ -135,16 +113,6 @@ PYGPU_FN T int_pow(T base, T exponent) {
   return wrap<T>(result);
 }
 
-template <class R>
-PYGPU_FN complex<R> complex_exp(complex<R> z) {
-  const R m = exp_(z.re);
-  if (z.im == 0) return make_complex(m, z.im);
-  return make_complex(m * cos_(z.im), m * sin_(z.im));
-}
-template <class R>
-PYGPU_FN complex<R> complex_log(complex<R> z) {
-  return make_complex(log_(hypot_(z.re, z.im)), atan2_(z.im, z.re));
-}
 // numpy's complex power: exact repeated multiplication for small integer exponents, else
 // exp(b log a).
 template <class R>

@@ -1,7 +1,7 @@
 // Kernels for pygpu.gpuarray's non-elementwise functions: arange, take / put (multi_take,
-// multi_put, multi_take_put), and the strided copy behind concatenate/stack and non-contiguous
-// operands. Copies move elements as unsigned integers of their size (1, 2, 4, 8 or 16 bytes),
-// so one kernel serves every dtype of that size.
+// multi_put, multi_take_put). Copies move elements as unsigned integers of their size (1, 2, 4, 8
+// or 16 bytes), so one kernel serves every dtype of that size. (Copies of any layout are
+// cast.cu's copy_x<bytes>.)
 #include "pygpu_kernel.h"
 
 #define PYGPU_GRID_STRIDE(i, n)                                                                \
@@ -36,31 +36,20 @@ __device__ __forceinline__ void take_put(T* out, const T* src, const void* dest_
   }
 }
 
-// dst[walk(i)] = src[walk(i)] over the C-order walk of `layout`: int64 [ndim, dims[ndim],
-// dst_strides[ndim], src_strides[ndim]], strides in elements.
+// The product rounded on its own: numpy computes first + i * delta in two roundings, and a
+// GPU compiler would otherwise fuse them into one multiply-add (1 ulp apart from numpy).
 template <typename T>
-__device__ __forceinline__ void copy_strided(T* dst, const T* src, long long n, const long long* layout) {
-  const long long ndim = layout[0];
-  const long long* dims = layout + 1;
-  const long long* sd = dims + ndim;
-  const long long* ss = sd + ndim;
-  PYGPU_GRID_STRIDE(i, n) {
-    long long j = i, od = 0, os = 0;
-    for (long long k = ndim - 1; k >= 0; --k) {
-      const long long idx = j % dims[k];
-      j /= dims[k];
-      od += idx * sd[k];
-      os += idx * ss[k];
-    }
-    dst[od] = src[os];
-  }
-}
+__device__ __forceinline__ T product_rn(T a, T b) { return a * b; }
+template <>
+__device__ __forceinline__ float product_rn<float>(float a, float b) { return __fmul_rn(a, b); }
+template <>
+__device__ __forceinline__ double product_rn<double>(double a, double b) { return __dmul_rn(a, b); }
 
 // out[i] = first for i = 0, second for i = 1, first + i * (second - first) after: numpy's fill.
 template <typename T>
 __device__ __forceinline__ void arange(T* out, long long n, T first, T second) {
   const T delta = second - first;
-  PYGPU_GRID_STRIDE(i, n) out[i] = i == 0 ? first : i == 1 ? second : T(first + T(i) * delta);
+  PYGPU_GRID_STRIDE(i, n) out[i] = i == 0 ? first : i == 1 ? second : T(first + product_rn(T(i), delta));
 }
 
 }  // namespace pygpu_array
@@ -69,10 +58,6 @@ __device__ __forceinline__ void arange(T* out, long long n, T first, T second) {
   PYGPU_KERNEL void NAME(T* out, const T* src, const void* dest_indices, const void* src_indices, int index_kind, \
                          long long n, long long src_offset) {                                              \
     pygpu_array::take_put<T>(out, src, dest_indices, src_indices, index_kind, n, src_offset);              \
-  }
-#define PYGPU_COPY_STRIDED(NAME, T)                                                     \
-  PYGPU_KERNEL void NAME(T* dst, const T* src, long long n, const long long* layout) { \
-    pygpu_array::copy_strided<T>(dst, src, n, layout);                                \
   }
 #define PYGPU_ARANGE(NAME, T) \
   PYGPU_KERNEL void NAME(T* out, long long n, T first, T second) { pygpu_array::arange<T>(out, n, first, second); }
@@ -88,17 +73,6 @@ PYGPU_TAKE_PUT(take_put_8, unsigned long long)
 PYGPU_EXPORT(take_put_8)
 PYGPU_TAKE_PUT(take_put_16, pygpu_array::Bytes16)
 PYGPU_EXPORT(take_put_16)
-
-PYGPU_COPY_STRIDED(copy_strided_1, unsigned char)
-PYGPU_EXPORT(copy_strided_1)
-PYGPU_COPY_STRIDED(copy_strided_2, unsigned short)
-PYGPU_EXPORT(copy_strided_2)
-PYGPU_COPY_STRIDED(copy_strided_4, unsigned int)
-PYGPU_EXPORT(copy_strided_4)
-PYGPU_COPY_STRIDED(copy_strided_8, unsigned long long)
-PYGPU_EXPORT(copy_strided_8)
-PYGPU_COPY_STRIDED(copy_strided_16, pygpu_array::Bytes16)
-PYGPU_EXPORT(copy_strided_16)
 
 // arange by numpy dtype name.
 PYGPU_ARANGE(arange_int8, signed char)

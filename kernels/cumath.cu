@@ -3,62 +3,19 @@
 // functions use the textbook formulas (numpy's are more careful near branch cuts and at
 // extreme magnitudes).
 #include "pygpu_elementwise.h"
+#include "pygpu_math.h"
 
 using namespace pygpu;
 
 namespace {
 
-// Each libm function for float (the f-suffixed C function) and double.
-#define PYGPU_REAL_FN1(NAME)                                  \
-  PYGPU_FN float NAME##_(float x) { return ::NAME##f(x); }    \
-  PYGPU_FN double NAME##_(double x) { return ::NAME(x); }
-PYGPU_REAL_FN1(exp)
-PYGPU_REAL_FN1(log)
-PYGPU_REAL_FN1(log10)
-PYGPU_REAL_FN1(sqrt)
-PYGPU_REAL_FN1(sin)
-PYGPU_REAL_FN1(cos)
-PYGPU_REAL_FN1(tan)
-PYGPU_REAL_FN1(asin)
-PYGPU_REAL_FN1(acos)
-PYGPU_REAL_FN1(atan)
-PYGPU_REAL_FN1(sinh)
-PYGPU_REAL_FN1(cosh)
-PYGPU_REAL_FN1(tanh)
-PYGPU_REAL_FN1(floor)
-PYGPU_REAL_FN1(ceil)
-PYGPU_REAL_FN1(fabs)
-#undef PYGPU_REAL_FN1
-PYGPU_FN float fmod_(float a, float b) { return ::fmodf(a, b); }
-PYGPU_FN double fmod_(double a, double b) { return ::fmod(a, b); }
-PYGPU_FN float hypot_(float a, float b) { return ::hypotf(a, b); }
-PYGPU_FN double hypot_(double a, double b) { return ::hypot(a, b); }
-PYGPU_FN float atan2_(float a, float b) { return ::atan2f(a, b); }
-PYGPU_FN double atan2_(double a, double b) { return ::atan2(a, b); }
-PYGPU_FN float copysign_(float a, float b) { return ::copysignf(a, b); }
-PYGPU_FN double copysign_(double a, double b) { return ::copysign(a, b); }
-PYGPU_FN float frexp_(float a, int* e) { return ::frexpf(a, e); }
-PYGPU_FN double frexp_(double a, int* e) { return ::frexp(a, e); }
-PYGPU_FN float ldexp_(float a, int e) { return ::ldexpf(a, e); }
-PYGPU_FN double ldexp_(double a, int e) { return ::ldexp(a, e); }
-PYGPU_FN float modf_(float a, float* i) { return ::modff(a, i); }
-PYGPU_FN double modf_(double a, double* i) { return ::modf(a, i); }
-
 template <class R>
 using cx = complex<R>;
 
 template <class R>
-PYGPU_FN cx<R> c_exp(cx<R> z) {
-  const R m = exp_(z.re);
-  if (z.im == 0) return make_complex(m, z.im);
-  return make_complex(m * cos_(z.im), m * sin_(z.im));
-}
-template <class R>
-PYGPU_FN cx<R> c_log(cx<R> z) { return make_complex(log_(hypot_(z.re, z.im)), atan2_(z.im, z.re)); }
-template <class R>
 PYGPU_FN cx<R> c_log10(cx<R> z) {
   const R inv_ln10 = R(0.43429448190325182765);
-  const cx<R> l = c_log(z);
+  const cx<R> l = complex_log(z);
   return make_complex(l.re * inv_ln10, l.im * inv_ln10);
 }
 template <class R>
@@ -90,7 +47,7 @@ PYGPU_FN cx<R> c_tanh(cx<R> z) {
 template <class R>
 PYGPU_FN cx<R> c_asin(cx<R> z) {
   const cx<R> one = make_complex(R(1), R(0));
-  const cx<R> w = c_log(make_complex(-z.im, z.re) + c_sqrt(one - z * z));
+  const cx<R> w = complex_log(make_complex(-z.im, z.re) + c_sqrt(one - z * z));
   return make_complex(w.im, -w.re);
 }
 template <class R>
@@ -101,7 +58,7 @@ PYGPU_FN cx<R> c_acos(cx<R> z) {
 template <class R>
 PYGPU_FN cx<R> c_atan(cx<R> z) {
   const cx<R> i = make_complex(R(0), R(1));
-  const cx<R> w = c_log((i + z) / (i - z));
+  const cx<R> w = complex_log((i + z) / (i - z));
   return make_complex(-w.im * R(0.5), w.re * R(0.5));
 }
 
@@ -116,8 +73,8 @@ PYGPU_FN cx<R> c_atan(cx<R> z) {
       else return NAME##_(x);                                                           \
     }                                                                                   \
   };
-PYGPU_UNARY_OP(exp, c_exp)
-PYGPU_UNARY_OP(log, c_log)
+PYGPU_UNARY_OP(exp, complex_exp)
+PYGPU_UNARY_OP(log, complex_log)
 PYGPU_UNARY_OP(log10, c_log10)
 PYGPU_UNARY_OP(sqrt, c_sqrt)
 PYGPU_UNARY_OP(sin, c_sin)

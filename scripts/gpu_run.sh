@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|sanitize|bench|demo|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|sanitize|arrays|bench|demo|all]   # default: all
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -67,6 +67,15 @@ if [ "$what" = demo ] || [ "$what" = all ]; then
             > "$out/sanitizer-burger.log" 2>&1 || status=1
         tail -n 5 "$out/sanitizer-burger.log"
     fi
+fi
+if [ "$what" = arrays ] || [ "$what" = bench ] || [ "$what" = all ]; then
+    # Runtime compilation, GPUArray operations, reductions and user-defined kernels against
+    # their peers (CuPy, cuda.bindings' NVRTC), each as a fraction of what the hardware does.
+    for b in compile_bench array_bench reduction_bench kernels_bench; do
+        [ -f "bench/$b.py" ] || continue
+        python3 "bench/$b.py" --json "$out/$b.json" 2>&1 | tee "$out/$b.log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    done
 fi
 if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -d bench ]; then
     python3 bench/run.py --json "$out/bench.json" --rounds 3 --budget "${BENCH_BUDGET:-400}" 2>&1 | tee "$out/bench.log" || status=1

@@ -54,7 +54,18 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::array::dlpack::{dlpack_capsule, dlpack_from_capsule, DLPackTensor};
     #[pymodule_export]
+    use crate::python::device::{
+        cuda_device_can_access_peer, cuda_device_get_attribute, cuda_device_get_cache_config, cuda_device_get_limit,
+        cuda_device_set_cache_config, cuda_device_set_limit, cuda_driver_get_version, device_attributes,
+    };
+    #[pymodule_export]
+    use crate::python::host_registration::RegisteredHostMemory;
+    #[pymodule_export]
     use crate::python::interop::{event_record_raw, stream_wait_event_raw};
+    #[pymodule_export]
+    use crate::python::ipc::{mem_get_ipc_handle, IPCMemoryHandle};
+    #[pymodule_export]
+    use crate::python::pitched_copy::memcpy_pitched;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -10,6 +10,13 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import settings
+
+# The same examples on every run, so that CI is reproducible (a failure found once is found
+# again); HYPOTHESIS_PROFILE=explore draws new ones when looking for bugs on purpose.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 os.environ.setdefault("PYGPU_BACKEND", "host")
 

@@ -98,7 +98,16 @@ def check(got: Any, want: np.ndarray, transcendental: bool = False) -> None:
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape
     result = got.get()
-    if want.dtype.kind in "fc":
+    if want.dtype.kind == "c" and not transcendental:
+        # Complex products and quotients are accurate relative to the magnitude |z|, not to each
+        # component: a component that nearly cancels carries the rounding of the whole (and a
+        # GPU's fused multiply-adds round differently from numpy's separate operations).
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(result[~finite], want[~finite], equal_nan=True)
+        eps = float(np.finfo(want.dtype).eps)
+        error = np.abs(result[finite] - want[finite])
+        assert np.all(error <= 4 * eps * np.abs(want[finite])), (result, want)
+    elif want.dtype.kind in "fc":
         np.testing.assert_allclose(result, want, equal_nan=True, **tolerance(want.dtype, transcendental))
     else:
         np.testing.assert_array_equal(result, want)
@@ -274,8 +283,39 @@ def test_cumath_matches_numpy(name: str, dtype: str, seed: int) -> None:
             with pytest.raises(type(want)):
                 getattr(cumath, name)(dx)
             return
-        # complex64 formulas lose a few more bits than numpy's; float16 rounds once.
-        check(getattr(cumath, name)(dx), np.asarray(want), transcendental=True)
+        check_transcendental(getattr(cumath, name)(dx), hx, CUMATH[name])
+
+
+def check_transcendental(got: Any, x: np.ndarray, f: Callable[[Any], Any]) -> None:
+    """got = f(x) to within what an accurate kernel can promise: the exact value (f in double
+    precision) within 16 eps, plus the error that rounding its intermediate forms of x (2x, x^2, ...)
+    by up to 8 eps causes: f's condition number |x f'(x) / f(x)| times that. Near a pole
+    (complex tanh, tan) the condition number is large and so is any implementation's error; a
+    fixed tolerance there fails by chance."""
+    count_fuzz_case()
+    assert isinstance(got, ga.GPUArray), type(got)
+    dt = x.dtype
+    wide = np.complex128 if dt.kind == "c" else np.float64
+    with np.errstate(all="ignore"):
+        xw = x.astype(wide)
+        exact = f(xw)
+        h = 2.0**-20
+        above, below = f(xw * (1 + h)), f(xw * (1 - h))
+        # x f'(x): a centred difference, one-sided at the end of a domain (acos at 1)
+        derivative = np.where(np.isnan(above), (exact - below) / h, (above - below) / (2 * h))
+        derivative = np.where(np.isnan(below), (above - exact) / h, derivative)
+        condition = np.abs(derivative) / np.where(exact == 0, 1, np.abs(exact))
+    want = exact.astype(dt)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape
+    result = got.get().astype(wide)
+    eps = float(np.finfo(dt).eps)
+    with np.errstate(all="ignore"):
+        error = np.abs(result - exact)
+        bound = (16 + 8 * condition) * eps * np.abs(exact) + 4 * eps
+    same_nonfinite = ~np.isfinite(exact) & ((result == exact) | (np.isnan(result) & np.isnan(exact)))
+    bad = ~((error <= bound) | same_nonfinite)
+    assert not bad.any(), f"x={x[bad]} got={result[bad]} want={exact[bad]} error={error[bad]} bound={bound[bad]}"
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

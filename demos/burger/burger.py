@@ -126,7 +126,7 @@ def resident_blocks(kernel: Any) -> int | None:
         min_grid, block = kernel.max_potential_block_size(0, BLOCK)
     except Exception:  # a backend without occupancy queries: no cap
         return None
-    return max(1, min_grid * block // BLOCK)
+    return max(1, int(min_grid) * int(block) // BLOCK)
 
 
 def format_bytes(n: float) -> str:

@@ -89,45 +89,41 @@ from pygpu._kernels import load_kernels
 if TYPE_CHECKING:
     from typing import Any
 
-    from pygpu._pinned import pagelocked_empty, pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like
-    from pygpu.gpuarray import (
-        GPUArray,
-        arange,
-        asarray,
-        empty,
-        empty_like,
-        from_dlpack,
-        if_positive,
-        logical_and,
-        logical_not,
-        logical_or,
-        maximum,
-        minimum,
-        ones,
-        ones_like,
-        to_gpu,
-        to_gpu_async,
-        where,
-        zeros,
-        zeros_like,
-    )
+    from pygpu._pinned import *  # noqa: F403
+    from pygpu.gpuarray import *  # noqa: F403
 
-# numpy takes most of `import pygpu`'s time; the parts that need it load on first use.
-_LAZY = {
-    **dict.fromkeys(["pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"], "pygpu._pinned"),
-    **dict.fromkeys(
-        ["GPUArray", "arange", "asarray", "empty", "empty_like", "from_dlpack", "if_positive", "logical_and",
-         "logical_not", "logical_or", "maximum", "minimum", "ones", "ones_like", "to_gpu", "to_gpu_async", "where",
-         "zeros", "zeros_like"],
-        "pygpu.gpuarray",
+# numpy takes most of `import pygpu`'s time, so the names that need it load on first use.
+# `import pygpu as gpuarray` serves PyCUDA code: every public name of pygpu.gpuarray is also
+# pygpu's. The table is the submodules' __all__, written out because reading them would import
+# numpy; tests/test_package.py checks that it matches them.
+_LAZY_MODULES: dict[str, tuple[str, ...]] = {
+    "pygpu._pinned": ("pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"),
+    "pygpu.gpuarray": (
+        "DevicePointer", "GPUArray", "all", "any", "arange", "asarray", "concatenate", "dot", "empty", "empty_like",
+        "from_dlpack", "hstack", "if_positive", "logical_and", "logical_not", "logical_or", "max", "maximum", "min",
+        "minimum", "multi_put", "multi_take", "multi_take_put", "ones", "ones_like", "reshape", "stack", "subset_dot",
+        "subset_max", "subset_min", "subset_sum", "sum", "take", "to_gpu", "to_gpu_async", "transpose", "vdot",
+        "vstack", "where", "zeros", "zeros_like",
     ),
-}
+}  # fmt: skip
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
-
-# PyCUDA's module names, imported on first attribute access (``import pygpu; pygpu.gpuarray``)
+# PyCUDA's module names, imported on first attribute access (``import pygpu; pygpu.cumath``)
 # so that `import pygpu` stays fast.
 _SUBMODULES = frozenset(
-    ["characterize", "cumath", "curandom", "driver", "elementwise", "gpuarray", "reduction", "scan", "tools", "vec"]
+    [
+        "characterize",
+        "compiler",
+        "cumath",
+        "curandom",
+        "driver",
+        "elementwise",
+        "gpuarray",
+        "reduction",
+        "scan",
+        "tools",
+        "vec",
+    ]
 )
 
 
@@ -208,10 +204,6 @@ __all__ = [
     "memset_d8",
     "memset_d16",
     "memset_d32",
-    "pagelocked_empty",
-    "pagelocked_empty_like",
-    "pagelocked_zeros",
-    "pagelocked_zeros_like",
     "pointer_wrapper_complex64",
     "pointer_wrapper_complex128",
     "pointer_wrapper_float32",
@@ -223,23 +215,5 @@ __all__ = [
     "pointer_wrapper_uint32",
     "pointer_wrapper_uint64",
     "set_backend",
-    "GPUArray",
-    "arange",
-    "asarray",
-    "empty",
-    "empty_like",
-    "from_dlpack",
-    "if_positive",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "maximum",
-    "minimum",
-    "ones",
-    "ones_like",
-    "to_gpu",
-    "to_gpu_async",
-    "where",
-    "zeros",
-    "zeros_like",
 ]
+__all__ += list(_LAZY)

@@ -1,8 +1,9 @@
-"""Launching pygpu's bundled kernels (kernels/*.cu) on GPUArray operands: the functions by
-name, launch sizes, stream ordering, and keeping temporaries alive until the device is done.
+"""Launching pygpu's bundled kernels (kernels/*.cu) on GPUArray operands: the one place that
+loads the bundled modules and looks their functions up, launch sizes, stream ordering, and
+keeping temporaries alive until the device is done.
 
-Used by the reductions, curandom and the non-elementwise gpuarray functions; nothing here is
-public.
+Used by the reductions, curandom, the non-elementwise gpuarray functions and the elementwise
+launcher (gpuarray/_elementwise.py, which packs its own argument struct); nothing here is public.
 """
 
 from __future__ import annotations
@@ -35,14 +36,31 @@ _in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...]]] = collections
 INDEX_KINDS = {np.dtype(np.int32): 0, np.dtype(np.uint32): 1, np.dtype(np.int64): 2, np.dtype(np.uint64): 3}
 
 
-def function(source: str, name: str, signature: str) -> Function:
-    """Kernel ``name`` of bundled source ``source``, prepared with struct characters ``signature``."""
+def module(source: str) -> Module:
+    """The bundled module kernels/<source>.cu, loaded on first use and then kept for the process:
+    one load per module (arith's fatbin holds hundreds of kernels), whoever asks first."""
+    m = _modules.get(source)
+    if m is None:
+        m = _modules[source] = load_kernels(source)
+    return m
+
+
+def function(source: str, name: str, signature: str | None = None) -> Function:
+    """Kernel ``name`` of bundled source ``source``, looked up once per process; prepared with
+    struct characters ``signature`` when given (the elementwise kernels take one packed struct
+    and are called unprepared). TypeError when the module has no such kernel: the bundled
+    kernels are named by dtype, so a missing one means an unsupported dtype."""
     f = _functions.get(name)
     if f is None:
-        module = _modules.get(source)
-        if module is None:
-            module = _modules[source] = load_kernels(source)
-        f = _functions[name] = module.get_function(name).prepare(signature)
+        try:
+            f = module(source).get_function(name)
+        except Exception as e:
+            raise TypeError(
+                f"no bundled kernel {name!r} in {source}: this operation does not support these dtypes"
+            ) from e
+        if signature is not None:
+            f = f.prepare(signature)
+        _functions[name] = f
     return f
 
 

@@ -89,6 +89,21 @@ def cudaGetLastError() -> cudaError:
 def cudaPeekAtLastError() -> cudaError:
     """Returns the last error without clearing it."""
 def cudaGetErrorName(error: cudaError | int) -> str: ...
+def cudaDeviceGetAttribute(attr: int, device: int) -> tuple[int, cudaError]:
+    """(value, status) of the device attribute numbered ``attr`` (a CUdevice_attribute)."""
+def device_attributes(device: int) -> dict[int, int]:
+    """Every attribute the backend reports for ``device``, by CUdevice_attribute number; the
+    others are left out and, unlike cudaDeviceGetAttribute, leave no last error."""
+def cudaDeviceGetLimit(limit: int) -> tuple[int, cudaError]:
+    """(value, status) of a resource limit (CUlimit number) of the current device."""
+def cudaDeviceSetLimit(limit: int, value: int) -> cudaError: ...
+def cudaDeviceGetCacheConfig() -> tuple[int, cudaError]:
+    """(config, status): the current device's preferred L1/shared split (CUfunc_cache number)."""
+def cudaDeviceSetCacheConfig(config: int) -> cudaError: ...
+def cudaDeviceCanAccessPeer(device: int, peer: int) -> tuple[int, cudaError]:
+    """(1 or 0, status): whether ``device`` can address memory of ``peer`` directly."""
+def cudaDriverGetVersion() -> tuple[int, cudaError]:
+    """(version, status): the CUDA version the driver supports, as 1000 * major + 10 * minor."""
 def cudaGetErrorString(error: cudaError | int) -> str: ...
 
 @final
@@ -200,14 +215,62 @@ class DeviceAllocation:
 
 @final
 class HostAllocation:
-    """Page-locked host memory exposing the buffer protocol (see pagelocked_empty)."""
-    def __new__(cls, nbytes: int) -> Self: ...
+    """Page-locked host memory exposing the buffer protocol (see pagelocked_empty).
+
+    ``flags`` combine host_alloc_flags: PORTABLE (1), DEVICEMAP (2), WRITECOMBINED (4)."""
+    def __new__(cls, nbytes: int, flags: int = 0) -> Self: ...
+    @property
+    def flags(self) -> int: ...
+    def get_device_pointer(self) -> int:
+        """The address kernels use for this (mapped) memory."""
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
     @property
     def nbytes(self) -> int: ...
     @property
     def ptr(self) -> int: ...
+
+@final
+class RegisteredHostMemory:
+    """A contiguous host buffer page-locked in place (cuMemHostRegister) until ``unregister()``
+    or until this object goes away; exports the registered bytes as a buffer.
+
+    ``flags`` combine mem_host_register_flags: PORTABLE (1), DEVICEMAP (2), IOMEMORY (4), READ_ONLY (8)."""
+    def __new__(cls, base: Buffer | npt.NDArray[Any], flags: int = 0) -> Self: ...
+    @property
+    def base(self) -> Any:
+        """The registered object."""
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def flags(self) -> int: ...
+    @property
+    def registered(self) -> bool: ...
+    def get_device_pointer(self) -> int:
+        """The address kernels use for this memory."""
+    def unregister(self) -> None:
+        """Ends the registration now; idempotent."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
+def mem_get_ipc_handle(devptr: _DevicePointer) -> bytes:
+    """The 64-byte interprocess handle of the allocation holding ``devptr`` (cuIpcGetMemHandle).
+    Not available on the host backend."""
+
+@final
+class IPCMemoryHandle:
+    """Another process's allocation mapped into this one (cuIpcOpenMemHandle); ``int()`` is its
+    address here. Unmapped by ``close()`` or when the object goes away."""
+    def __new__(cls, handle: bytes, flags: int = 1) -> Self: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
 
 def mem_alloc(nbytes: int) -> DeviceAllocation:
     """Allocates ``nbytes`` of device memory."""
@@ -351,6 +414,10 @@ class Module:
     def get_function(self, name: str) -> Function: ...
     def get_global(self, name: str) -> tuple[int, int]:
         """(device address, size in bytes) of a global variable."""
+    def get_texref(self, name: str) -> None:
+        """Texture references were removed in CUDA 12: raises NotImplementedError naming the replacement."""
+    def get_surfref(self, name: str) -> None:
+        """Surface references were removed in CUDA 12: raises NotImplementedError naming the replacement."""
     def close(self) -> None: ...
 
 @final
@@ -375,6 +442,12 @@ class Function:
     ) -> None: ...
     @property
     def name(self) -> str: ...
+    def get_attribute(self, attr: int) -> int:
+        """The value of a function_attribute (CUfunction_attribute number)."""
+    def set_attribute(self, attr: int, value: int) -> None:
+        """Sets a settable function_attribute, e.g. MAX_DYNAMIC_SHARED_SIZE_BYTES."""
+    def set_cache_config(self, config: int) -> None:
+        """The preferred L1/shared split (a func_cache value); a hint."""
     @property
     def num_regs(self) -> int: ...
     @property
@@ -477,3 +550,18 @@ def stream_wait_event_raw(stream_handle: int, event: cudaEvent_t) -> None:
 def event_record_raw(event: cudaEvent_t, stream_handle: int) -> None:
     """Records ``event`` on a foreign stream given by its raw handle (trusted, as for
     ``stream_wait_event_raw``)."""
+
+# --- pitched copies (pygpu.driver.Memcpy2D/Memcpy3D) ---------------------------------
+
+_PitchedSide = tuple[str, Any, int, int, int, int, int]
+
+def memcpy_pitched(
+    dst: _PitchedSide,
+    src: _PitchedSide,
+    width_in_bytes: int,
+    height: int,
+    depth: int = 1,
+    stream: cudaStream_t | None = None,
+) -> None:
+    """Copies ``depth`` slices of ``height`` rows of ``width_in_bytes`` bytes (cuMemcpy2D/3D).
+    Each side is ("host" or "device", buffer or pointer, x_in_bytes, y, z, pitch, slice height)."""

@@ -91,6 +91,25 @@ impl HostView {
         })
     }
 
+    /// As `get`, for a buffer contiguous in either C or Fortran order (its bytes in memory order).
+    pub fn get_any_order(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
+        let flags = ffi::PyBUF_ANY_CONTIGUOUS | if writable { ffi::PyBUF_WRITABLE } else { 0 };
+        Self::request(obj, flags).map_err(|e| {
+            // SAFETY: obj is a live object.
+            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+                return PyTypeError::new_err(format!(
+                    "expected a host buffer such as a numpy array, got {}",
+                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ));
+            }
+            Error::InvalidArgument(format!(
+                "the host buffer must be contiguous{} ({e})",
+                if writable { " and writable" } else { "" }
+            ))
+            .into()
+        })
+    }
+
     fn request(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
         let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
         // SAFETY: obj is live; on success the view is initialised and released in Drop.

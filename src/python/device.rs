@@ -151,3 +151,59 @@ impl CudaDeviceProp {
         )
     }
 }
+
+/// (value, status) of a device attribute given by its CUdevice_attribute number.
+#[pyfunction(name = "cudaDeviceGetAttribute")]
+pub fn cuda_device_get_attribute(attr: i32, device: i32) -> PyResult<(i32, CudaStatus)> {
+    let result = backend()?.device_attribute(device, attr);
+    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+}
+
+/// Every attribute of `device` the backend reports, by CUdevice_attribute number; the ones
+/// it does not know are left out (and, unlike cudaDeviceGetAttribute, leave no last error).
+#[pyfunction]
+pub fn device_attributes(device: i32) -> PyResult<std::collections::BTreeMap<i32, i32>> {
+    let b = backend()?;
+    b.device_properties(device)?;
+    Ok((1..=crate::runtime::DEVICE_ATTRIBUTE_MAX)
+        .filter_map(|a| b.device_attribute(device, a).ok().map(|v| (a, v)))
+        .collect())
+}
+
+/// (version, status): the CUDA version the driver supports, as 1000 * major + 10 * minor.
+#[pyfunction(name = "cudaDriverGetVersion")]
+pub fn cuda_driver_get_version() -> PyResult<(i32, CudaStatus)> {
+    let result = backend()?.driver_version();
+    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+}
+
+/// (value, status) of a resource limit (a CUlimit number) of the current device.
+#[pyfunction(name = "cudaDeviceGetLimit")]
+pub fn cuda_device_get_limit(limit: i32) -> PyResult<(usize, CudaStatus)> {
+    let result = backend()?.context_get_limit(limit);
+    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+}
+
+#[pyfunction(name = "cudaDeviceSetLimit")]
+pub fn cuda_device_set_limit(limit: i32, value: usize) -> PyResult<CudaStatus> {
+    CudaStatus::from_result(&backend()?.context_set_limit(limit, value))
+}
+
+/// (config, status): the current device's preferred L1/shared split (a CUfunc_cache number).
+#[pyfunction(name = "cudaDeviceGetCacheConfig")]
+pub fn cuda_device_get_cache_config() -> PyResult<(i32, CudaStatus)> {
+    let result = backend()?.context_get_cache_config();
+    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+}
+
+#[pyfunction(name = "cudaDeviceSetCacheConfig")]
+pub fn cuda_device_set_cache_config(config: i32) -> PyResult<CudaStatus> {
+    CudaStatus::from_result(&backend()?.context_set_cache_config(config))
+}
+
+/// (1 or 0, status): whether `device` can address memory of `peer` directly.
+#[pyfunction(name = "cudaDeviceCanAccessPeer")]
+pub fn cuda_device_can_access_peer(device: i32, peer: i32) -> PyResult<(i32, CudaStatus)> {
+    let result = backend()?.device_can_access_peer(device, peer);
+    Ok((i32::from(*result.as_ref().unwrap_or(&false)), CudaStatus::from_result(&result)?))
+}

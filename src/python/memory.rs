@@ -136,13 +136,32 @@ impl DeviceAllocation {
 #[pyclass(module = "pygpu", frozen)]
 pub struct HostAllocation {
     buffer: PinnedBuffer,
+    flags: u32,
 }
 
 #[pymethods]
 impl HostAllocation {
+    /// `flags` combine `host_alloc_flags`: PORTABLE (1), DEVICEMAP (2), WRITECOMBINED (4).
     #[new]
-    fn py_new(nbytes: isize) -> PyResult<Self> {
-        Ok(HostAllocation { buffer: PinnedBuffer::new(byte_count(nbytes)?)? })
+    #[pyo3(signature = (nbytes, flags = 0))]
+    fn py_new(nbytes: isize, flags: u32) -> PyResult<Self> {
+        if flags & !0x7 != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "host allocation flags {flags:#x}: only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) exist"
+            ))
+            .into());
+        }
+        Ok(HostAllocation { buffer: PinnedBuffer::with_flags(byte_count(nbytes)?, flags)?, flags })
+    }
+
+    #[getter]
+    fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    /// The address kernels use for this memory (mapped page-locked memory).
+    fn get_device_pointer(&self) -> PyResult<DevicePtr> {
+        Ok(self.buffer.device_pointer()?)
     }
 
     #[getter]

@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -71,6 +71,18 @@ impl Module {
     /// (device address, size in bytes) of a global variable.
     fn get_global(&self, name: &str) -> PyResult<(u64, usize)> {
         Ok(self.backend.module_get_global(self.handle()?, name)?)
+    }
+
+    /// Texture references were removed in CUDA 12: raises NotImplementedError naming the replacement.
+    #[allow(unused_variables)]
+    fn get_texref(&self, name: &str) -> PyResult<()> {
+        Err(texref_removed("Module.get_texref"))
+    }
+
+    /// Surface references were removed in CUDA 12: raises NotImplementedError naming the replacement.
+    #[allow(unused_variables)]
+    fn get_surfref(&self, name: &str) -> PyResult<()> {
+        Err(texref_removed("Module.get_surfref"))
     }
 
     /// Unloads now; functions of this module must not be launched afterwards.
@@ -290,6 +302,25 @@ impl Function {
         &self.name
     }
 
+    /// The value of a `function_attribute` (a CUfunction_attribute number).
+    fn get_attribute(&self, attr: i32) -> PyResult<i32> {
+        self.module.get().handle()?;
+        Ok(self.backend.function_get_attribute(self.handle, attr)?)
+    }
+
+    /// Sets a settable `function_attribute`, e.g. MAX_DYNAMIC_SHARED_SIZE_BYTES before a launch
+    /// with more than 48 KiB of dynamic shared memory.
+    fn set_attribute(&self, attr: i32, value: i32) -> PyResult<()> {
+        self.module.get().handle()?;
+        Ok(self.backend.function_set_attribute(self.handle, attr, value)?)
+    }
+
+    /// The preferred split of on-chip memory (a `func_cache` value); a hint the GPU may ignore.
+    fn set_cache_config(&self, config: i32) -> PyResult<()> {
+        self.module.get().handle()?;
+        Ok(self.backend.function_set_cache_config(self.handle, config)?)
+    }
+
     #[getter]
     fn num_regs(&self) -> PyResult<i32> {
         Ok(self.backend.function_attribute(self.handle, FunctionAttribute::NumRegs)?)
@@ -324,4 +355,12 @@ impl Function {
     fn __repr__(&self) -> String {
         format!("<pygpu.Function {}>", self.name)
     }
+}
+fn texref_removed(call: &str) -> PyErr {
+    PyNotImplementedError::new_err(format!(
+        "{call}: texture and surface references were removed in CUDA 12 (cuModuleGetTexRef, cuTexRef* and \
+         cuSurfRef* no longer exist). Read the data with plain global-memory loads instead (pass a device \
+         pointer; __ldg() or const __restrict__ for the read-only cache), or create texture objects \
+         (cudaTextureObject_t, cudaCreateTextureObject) in your own C++ code"
+    ))
 }

@@ -111,6 +111,24 @@ impl PinnedBuffer {
         Ok(PinnedBuffer { ptr, bytes, backend })
     }
 
+    /// Page-locked memory with `CU_MEMHOSTALLOC_*` flags (PORTABLE, DEVICEMAP, WRITECOMBINED).
+    pub fn with_flags(bytes: usize, flags: u32) -> Result<Self> {
+        if flags == 0 {
+            return Self::new(bytes);
+        }
+        let backend = backend()?;
+        if bytes > physical_memory() {
+            return Err(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, backend.kind()));
+        }
+        let ptr = backend.host_alloc_flags(bytes, flags)?;
+        Ok(PinnedBuffer { ptr, bytes, backend })
+    }
+
+    /// The address device code uses for this memory.
+    pub fn device_pointer(&self) -> Result<DevicePtr> {
+        self.backend.host_get_device_pointer(self.ptr)
+    }
+
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }
@@ -140,6 +158,53 @@ pub fn physical_memory() -> usize {
         (pages as usize).saturating_mul(page_size as usize)
     } else {
         1 << 34
+    }
+}
+
+/// Existing host memory page-locked (and mapped) by `cuMemHostRegister` until dropped.
+pub struct HostRegistration {
+    ptr: *mut u8,
+    bytes: usize,
+    backend: &'static dyn Backend,
+}
+
+// SAFETY: holds only the address of memory whose owner outlives it; the backend is Sync.
+unsafe impl Send for HostRegistration {}
+// SAFETY: shared access only hands out the address.
+unsafe impl Sync for HostRegistration {}
+
+impl HostRegistration {
+    /// # Safety
+    /// `ptr` stays valid for `bytes` until this value is dropped.
+    pub unsafe fn new(ptr: *mut u8, bytes: usize, flags: u32) -> Result<Self> {
+        let backend = backend()?;
+        // SAFETY: forwarded from the caller.
+        unsafe { backend.host_register(ptr, bytes, flags) }?;
+        Ok(HostRegistration { ptr, bytes, backend })
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn device_pointer(&self) -> Result<DevicePtr> {
+        self.backend.host_get_device_pointer(self.ptr)
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        if super::in_forked_child() {
+            return;
+        }
+        // SAFETY: registered in `new` by this backend and unregistered exactly once.
+        if let Err(e) = unsafe { self.backend.host_unregister(self.ptr) } {
+            record_error(e.code());
+        }
     }
 }
 

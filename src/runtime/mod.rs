@@ -21,6 +21,7 @@ pub mod host;
 pub use host::module::run_interruptible;
 pub mod kernel;
 pub mod memory;
+pub mod pitched;
 pub mod rtc;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -255,7 +256,120 @@ pub trait Backend: Send + Sync {
     fn error_string(&self, _code: i32) -> Option<String> {
         None
     }
+
+    // --- PyCUDA's driver surface (pygpu.driver) -------------------------------------
+
+    /// The CUDA version the driver supports, encoded as CUDA does (1000 * major + 10 * minor).
+    fn driver_version(&self) -> Result<i32> {
+        Err(self.unsupported("the driver version"))
+    }
+    /// Any device attribute, by its `CUdevice_attribute` number.
+    fn device_attribute(&self, _device: i32, _attribute: i32) -> Result<i32> {
+        Err(self.unsupported("device attributes"))
+    }
+    /// Any function attribute, by its `CUfunction_attribute` number.
+    fn function_get_attribute(&self, function: FunctionHandle, attribute: i32) -> Result<i32> {
+        match function_attribute_from_raw(attribute) {
+            Some(a) => self.function_attribute(function, a),
+            None => Err(self.unsupported(&format!("function attribute {attribute}"))),
+        }
+    }
+    /// Sets a settable function attribute (`cuFuncSetAttribute`).
+    fn function_set_attribute(&self, _function: FunctionHandle, _attribute: i32, _value: i32) -> Result<()> {
+        Err(self.unsupported("setting function attributes"))
+    }
+    /// The preferred L1/shared split for a function (`cuFuncSetCacheConfig`, a CUfunc_cache).
+    fn function_set_cache_config(&self, _function: FunctionHandle, _config: i32) -> Result<()> {
+        Err(self.unsupported("function cache configurations"))
+    }
+    /// Page-locked host memory with `CU_MEMHOSTALLOC_*` flags (PORTABLE 1, DEVICEMAP 2,
+    /// WRITECOMBINED 4).
+    fn host_alloc_flags(&self, bytes: usize, flags: u32) -> Result<*mut u8> {
+        if flags & !HOST_ALLOC_PORTABLE != 0 {
+            return Err(self.unsupported("page-locked memory flags other than PORTABLE"));
+        }
+        self.host_alloc(bytes)
+    }
+    /// The device address of mapped page-locked host memory (`cuMemHostGetDevicePointer`).
+    fn host_get_device_pointer(&self, _ptr: *mut u8) -> Result<DevicePtr> {
+        Err(self.unsupported("mapped host memory"))
+    }
+    /// Page-locks (and maps) existing host memory (`cuMemHostRegister`, CU_MEMHOSTREGISTER_* flags).
+    /// # Safety
+    /// `ptr` is valid for `bytes` until `host_unregister`.
+    unsafe fn host_register(&self, _ptr: *mut u8, _bytes: usize, _flags: u32) -> Result<()> {
+        Err(self.unsupported("registering host memory"))
+    }
+    /// # Safety
+    /// `ptr` was registered by `host_register` and no copy or kernel uses it any more.
+    unsafe fn host_unregister(&self, _ptr: *mut u8) -> Result<()> {
+        Err(self.unsupported("registering host memory"))
+    }
+    /// An interprocess handle for the allocation that holds `ptr` (`cuIpcGetMemHandle`).
+    fn ipc_get_mem_handle(&self, _ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        Err(self.unsupported("interprocess memory handles"))
+    }
+    /// Maps another process's allocation (`cuIpcOpenMemHandle`, CU_IPC_MEM_* flags).
+    fn ipc_open_mem_handle(&self, _handle: &[u8; IPC_HANDLE_BYTES], _flags: u32) -> Result<DevicePtr> {
+        Err(self.unsupported("interprocess memory handles"))
+    }
+    /// # Safety
+    /// `ptr` came from `ipc_open_mem_handle` and nothing uses it afterwards.
+    unsafe fn ipc_close_mem_handle(&self, _ptr: DevicePtr) -> Result<()> {
+        Err(self.unsupported("interprocess memory handles"))
+    }
+    /// A resource limit of the current device's context (`cuCtxGetLimit`, a CUlimit number).
+    fn context_get_limit(&self, _limit: i32) -> Result<usize> {
+        Err(self.unsupported("context limits"))
+    }
+    fn context_set_limit(&self, _limit: i32, _value: usize) -> Result<()> {
+        Err(self.unsupported("context limits"))
+    }
+    /// The current device's preferred L1/shared split (`cuCtxGetCacheConfig`, a CUfunc_cache).
+    fn context_get_cache_config(&self) -> Result<i32> {
+        Err(self.unsupported("cache configurations"))
+    }
+    fn context_set_cache_config(&self, _config: i32) -> Result<()> {
+        Err(self.unsupported("cache configurations"))
+    }
+    /// Whether `device` can address memory of `peer` directly (`cuDeviceCanAccessPeer`).
+    fn device_can_access_peer(&self, _device: i32, _peer: i32) -> Result<bool> {
+        Err(self.unsupported("peer access queries"))
+    }
+    /// A 2-D/3-D copy between pitched host and device memory (`cuMemcpy2D`/`cuMemcpy3D`);
+    /// synchronous when `stream` is None. By default row by row with the linear copies.
+    /// # Safety
+    /// Host sides are valid for the bytes the copy touches until the copy has completed.
+    unsafe fn memcpy_pitched(&self, copy: &pitched::PitchedCopy, stream: Option<StreamHandle>) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { copy.by_rows(self, stream) }
+    }
 }
+
+/// The typed attribute for a `CUfunction_attribute` number the `function_attribute` call knows.
+pub(crate) fn function_attribute_from_raw(attribute: i32) -> Option<FunctionAttribute> {
+    [
+        FunctionAttribute::MaxThreadsPerBlock,
+        FunctionAttribute::SharedSizeBytes,
+        FunctionAttribute::ConstSizeBytes,
+        FunctionAttribute::LocalSizeBytes,
+        FunctionAttribute::NumRegs,
+        FunctionAttribute::PtxVersion,
+        FunctionAttribute::BinaryVersion,
+    ]
+    .into_iter()
+    .find(|a| *a as i32 == attribute)
+}
+
+/// `CU_MEMHOSTALLOC_*` / `CU_MEMHOSTREGISTER_*` flags (the same numbers in HIP).
+pub const HOST_ALLOC_PORTABLE: u32 = 0x1;
+pub const HOST_ALLOC_DEVICEMAP: u32 = 0x2;
+pub const HOST_ALLOC_WRITECOMBINED: u32 = 0x4;
+pub const HOST_REGISTER_READ_ONLY: u32 = 0x8;
+/// The highest `CUdevice_attribute` number of CUDA 12.8 (`CU_DEVICE_ATTRIBUTE_MAX` is 144).
+pub const DEVICE_ATTRIBUTE_MAX: i32 = 143;
+/// `CU_IPC_HANDLE_SIZE`: an interprocess handle's bytes (64 in CUDA and HIP).
+pub const IPC_HANDLE_BYTES: usize = 64;
 
 static ACTIVE: OnceLock<&'static dyn Backend> = OnceLock::new();
 /// Set in the child of a fork() after a GPU backend started: CUDA and HIP state does not

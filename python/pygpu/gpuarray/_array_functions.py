@@ -96,28 +96,6 @@ def _arange_length(start: Any, stop: Any, step: Any) -> int:
     return max(0, length)
 
 
-# ----------------------------------------------------------------------------- strided copy
-
-
-def copy_strided(dst: GPUArray, src: GPUArray, stream: Any) -> bool:
-    """dst[...] = src by one kernel walking both layouts (same shape and dtype, no overlap).
-    False when a stride is not a whole number of elements (the caller copies another way)."""
-    size = dst.dtype.itemsize
-    dst_strides = _bundled.element_strides(dst)
-    src_strides = _bundled.element_strides(src)
-    if size not in _COPY_SIZES or dst_strides is None or src_strides is None:
-        return False
-    n = dst.size
-    if n == 0:
-        return True
-    layout = _bundled.layout_buffer(dst.shape, dst_strides, src_strides)
-    f = _bundled.function(_SOURCE, f"copy_strided_{size}", "PPqP")
-    _bundled.read_on(stream, src, dst)
-    _bundled.launch(f, _bundled.grid_for(n), _bundled.BLOCK, stream, dst.ptr, src.ptr, n, layout, keep=(layout,))
-    _bundled.written_on(stream, dst)
-    return True
-
-
 def _assign(dst: GPUArray, src: GPUArray, stream: Any) -> None:
     copy_into(dst, src, stream)
 

@@ -147,18 +147,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
         "size",
         "strides",
     )
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    strides: tuple[int, ...]
-    size: int
-    allocator: Any
-    base: Any
-    _alloc: Any
-    _offset: int
-    _order: StreamOrder
-    _flags: Flags | None
-    _readonly: bool
+    # The fields' types are declared once, in _fields.ArrayFields (which the mixins share).
 
     def __init__(
         self,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pygpu._kernels import load_kernels
+from pygpu import _bundled
 from pygpu._pygpu import Function, cudaGetDeviceCount
 from pygpu.gpuarray import _core
 from pygpu.gpuarray._dtypes import DTYPES
@@ -28,7 +28,7 @@ from pygpu.gpuarray._platform import platform
 if TYPE_CHECKING:
     from pygpu.gpuarray._core import GPUArray
 
-__all__ = ["MAX_DIMS", "kernel", "launch", "loop_dtypes", "scalar_bytes"]
+__all__ = ["MAX_DIMS", "kernel", "launch", "loop_dtypes", "scalar_bytes", "weak_type"]
 
 MAX_DIMS = 8
 MAX_OPERANDS = 4
@@ -39,28 +39,15 @@ _ZERO_LAYOUT = bytes(_LAYOUT.size)
 _ZERO_SCALAR = bytes(16)
 _SCALAR_SLOTS = 3
 
-_functions: dict[str, Function] = {}
-_modules: dict[str, Any] = {}
 _loops: dict[tuple[Any, ...], tuple[np.dtype[Any], ...]] = {}
 
 
 def kernel(source: str, name: str) -> Function:
-    """The bundled kernel ``name`` of kernels/<source>.cu (loaded once, then cached)."""
-    fn = _functions.get(name)
-    if fn is not None:
-        return fn
-    module = _modules.get(source)
-    if module is None:
-        module = _modules[source] = load_kernels(source)
-    try:
-        fn = module.get_function(name)
-    except Exception as e:
-        raise TypeError(f"no bundled kernel {name!r} in {source}: this operation does not support these dtypes") from e
-    _functions[name] = fn
-    return fn
+    """The bundled kernel ``name`` of kernels/<source>.cu (``pygpu._bundled`` loads and caches it)."""
+    return _bundled.function(source, name)
 
 
-def _weak(x: Any) -> Any:
+def weak_type(x: Any) -> Any:
     """What numpy's type resolution takes for an operand: a dtype, or a Python scalar type
     (weak under NEP 50, so ``float32_array * 2.0`` stays float32)."""
     if isinstance(x, _core.GPUArray):
@@ -78,7 +65,7 @@ def _weak(x: Any) -> Any:
 
 def loop_dtypes(ufunc: np.ufunc, *operands: Any) -> tuple[np.dtype[Any], ...]:
     """(input dtypes..., output dtypes...) of the loop numpy's ``ufunc`` runs for these operands."""
-    key = (ufunc, *(_weak(x) for x in operands))
+    key = (ufunc, *(weak_type(x) for x in operands))
     loop = _loops.get(key)
     if loop is None:
         try:
@@ -127,12 +114,26 @@ def _several_devices() -> bool:
     return _device_count[0] > 1
 
 
+# (block, most blocks) of a launch, chosen once per process (the backend is fixed by then).
+_launch_shape: list[tuple[int, int]] = []
+
+
 def _block_grid(n: int) -> tuple[int, int]:
-    p = platform()
-    if p.host_memory:
-        return 1, 1  # the host runs the grid's threads in turn: one thread loops over all
-    block = 256
-    return block, max(1, min((n + block - 1) // block, 8192))
+    if not _launch_shape:
+        # The host runs the grid's threads in turn: one thread loops over all.
+        _launch_shape.append((1, 1) if platform().host_memory else (256, 8192))
+    block, most = _launch_shape[0]
+    if block == 1:
+        return 1, 1
+    return block, max(1, min((n + block - 1) // block, most))
+
+
+def _misaligned(a: GPUArray, ptr: int) -> ValueError:
+    align = min(8, a.dtype.itemsize)
+    return ValueError(
+        f"a {a.dtype} operand at address {ptr:#x} with strides {a.strides} is not aligned to {align} "
+        "bytes, which the kernels' loads need: make an aligned copy first (GPUArray(shape, dtype) and set())"
+    )
 
 
 def launch(
@@ -147,12 +148,15 @@ def launch(
     (any strides), scalar bytes (``scalar_bytes``) that go into the input's scalar slot, or
     None (address 0, slot left as it is); ``slots`` sets the scalar slots first (kernels with
     scalar parameters of their own, such as axpbyz)."""
+    # Launch-bound calls (1,000 elements) spend most of their time here: one pass over the
+    # operands reads each address once and checks alignment and contiguity together.
     out0 = outputs[0]
     n = out0.size
     if n == 0:
         return
-    fn = kernel(source, name)
-    arrays: list[GPUArray] = [*outputs]
+    fn = _bundled.function(source, name)
+    arrays: list[GPUArray] = []
+    addresses: list[int] = []  # of arrays
     ptrs = [0] * MAX_OPERANDS
     slot_bytes = [*slots, *[_ZERO_SCALAR] * (_SCALAR_SLOTS - len(slots))]
     contiguous = True
@@ -160,8 +164,10 @@ def launch(
     for o in outputs:
         if o._readonly:
             raise ValueError("assignment destination is read-only")
-        ptrs[k] = o.ptr
+        ptrs[k] = ptr = o.ptr
         contiguous = contiguous and (o._flags or o.flags).c_contiguous
+        arrays.append(o)
+        addresses.append(ptr)
         k += 1
     for slot, x in enumerate(inputs):
         if x is None:
@@ -169,10 +175,15 @@ def launch(
         elif x.__class__ is bytes:
             slot_bytes[slot] = x
         else:
-            ptrs[k] = x.ptr
+            ptrs[k] = ptr = x.ptr
             contiguous = contiguous and (x._flags or x.flags).c_contiguous
             arrays.append(x)
+            addresses.append(ptr)
         k += 1
+    for a, ptr in zip(arrays, addresses):
+        align = min(a.dtype.itemsize, 8)
+        if ptr % align or (not contiguous and any(st % align for st in a.strides)):
+            raise _misaligned(a, ptr)
     if _several_devices():
         device = out0.device
         for a in arrays:
@@ -180,13 +191,6 @@ def launch(
                 raise ValueError(
                     f"operands are on devices {device} and {a.device}: an operation needs all its arrays on one device"
                 )
-    for a in arrays:
-        align = min(8, a.dtype.itemsize)
-        if a.ptr % align or (not contiguous and any(st % align for st in a.strides)):
-            raise ValueError(
-                f"a {a.dtype} operand at address {a.ptr:#x} with strides {a.strides} is not aligned to {align} "
-                "bytes, which the kernels' loads need: make an aligned copy first (GPUArray(shape, dtype) and set())"
-            )
     for a in arrays:
         a._order.before(stream)
     header_ptrs = ptrs

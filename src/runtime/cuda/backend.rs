@@ -476,4 +476,215 @@ impl Backend for CudaBackend {
         }
         self.driver_text(self.api.cuGetErrorName, code)
     }
+
+    fn driver_version(&self) -> Result<i32> {
+        let mut version: c_int = 0;
+        // SAFETY: valid out-pointer; needs no cuInit.
+        check(unsafe { (self.api.cuDriverGetVersion)(&mut version) })?;
+        Ok(version)
+    }
+
+    fn device_attribute(&self, device: i32, attribute: i32) -> Result<i32> {
+        check(self.init_status)?;
+        let mut dev: CUdevice = 0;
+        // SAFETY: valid out-pointer; the driver validates the ordinal.
+        check(unsafe { (self.api.cuDeviceGet)(&mut dev, device) })?;
+        let mut value: c_int = 0;
+        // SAFETY: valid out-pointer; the driver rejects unknown attributes with INVALID_VALUE.
+        check(unsafe { (self.api.cuDeviceGetAttribute)(&mut value, attribute, dev) })?;
+        Ok(value)
+    }
+
+    fn function_get_attribute(&self, function: FunctionHandle, attribute: i32) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: live function handle, valid out-pointer; the driver validates the attribute.
+        check(unsafe { (self.api.cuFuncGetAttribute)(&mut value, attribute, function.0 as CUfunction) })?;
+        Ok(value)
+    }
+
+    fn function_set_attribute(&self, function: FunctionHandle, attribute: i32, value: i32) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: live function handle; the driver validates attribute and value.
+        check(unsafe { (self.api.cuFuncSetAttribute)(function.0 as CUfunction, attribute, value) })
+    }
+
+    fn function_set_cache_config(&self, function: FunctionHandle, config: i32) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: live function handle; the driver validates the configuration.
+        check(unsafe { (self.api.cuFuncSetCacheConfig)(function.0 as CUfunction, config) })
+    }
+
+    fn host_alloc_flags(&self, bytes: usize, flags: u32) -> Result<*mut u8> {
+        self.ensure_context()?;
+        let mut ptr: *mut c_void = null_mut();
+        // PORTABLE is always added: with one primary context per device, memory pinned for
+        // only the current one would be a trap when the current device changes.
+        // SAFETY: valid out-pointer; the driver validates the flags.
+        check(unsafe { (self.api.cuMemHostAlloc)(&mut ptr, bytes.max(1), flags | HOST_ALLOC_PORTABLE) })?;
+        Ok(ptr as *mut u8)
+    }
+
+    fn host_get_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
+        self.ensure_context()?;
+        let mut device: CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; the driver checks that ptr is mapped page-locked memory.
+        check(unsafe { (self.api.cuMemHostGetDevicePointer_v2)(&mut device, ptr as *mut c_void, 0) })?;
+        Ok(device)
+    }
+
+    unsafe fn host_register(&self, ptr: *mut u8, bytes: usize, flags: u32) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the caller vouches that ptr is valid for bytes until unregistered.
+        check(unsafe { (self.api.cuMemHostRegister_v2)(ptr as *mut c_void, bytes, flags | HOST_ALLOC_PORTABLE) })
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the caller hands over a registration of ours; the driver rejects others.
+        check(unsafe { (self.api.cuMemHostUnregister)(ptr as *mut c_void) })
+    }
+
+    fn ipc_get_mem_handle(&self, ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        self.ensure_context()?;
+        let mut handle = CUipcMemHandle { reserved: [0; IPC_HANDLE_BYTES] };
+        // SAFETY: valid out-pointer; the driver checks that ptr is device memory of its own.
+        check(unsafe { (self.api.cuIpcGetMemHandle)(&mut handle, ptr) })?;
+        Ok(handle.reserved.map(|b| b as u8))
+    }
+
+    fn ipc_open_mem_handle(&self, handle: &[u8; IPC_HANDLE_BYTES], flags: u32) -> Result<DevicePtr> {
+        self.ensure_context()?;
+        let handle = CUipcMemHandle { reserved: handle.map(|b| b as c_char) };
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; the handle is opaque bytes the driver validates.
+        check(unsafe { (self.api.cuIpcOpenMemHandle_v2)(&mut ptr, handle, flags) })?;
+        Ok(ptr)
+    }
+
+    unsafe fn ipc_close_mem_handle(&self, ptr: DevicePtr) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the caller hands over a mapping from ipc_open_mem_handle.
+        check(unsafe { (self.api.cuIpcCloseMemHandle)(ptr) })
+    }
+
+    unsafe fn memcpy_pitched(&self, copy: &PitchedCopy, s: Option<StreamHandle>) -> Result<()> {
+        copy.validate()?;
+        if copy.is_empty() {
+            return Ok(());
+        }
+        if let (Memory::Host(_), Memory::Host(_)) = (copy.src.memory, copy.dst.memory) {
+            // No device involved: plain copies on the CPU, after the stream's earlier work.
+            // SAFETY: forwarded from the caller.
+            return unsafe { copy.by_rows(self, s) };
+        }
+        self.ensure_context()?;
+        let side = |p: &PitchedSide| match p.memory {
+            Memory::Host(h) => (CUmemorytype::CU_MEMORYTYPE_HOST, h as *mut c_void, 0),
+            Memory::Device(d) => (CUmemorytype::CU_MEMORYTYPE_DEVICE, null_mut(), d),
+        };
+        let ((src_type, src_host, src_device), (dst_type, dst_host, dst_device)) = (side(&copy.src), side(&copy.dst));
+        if copy.depth == 1 && copy.src.z == 0 && copy.dst.z == 0 {
+            let params = CUDA_MEMCPY2D {
+                srcXInBytes: copy.src.x_in_bytes,
+                srcY: copy.src.y,
+                srcMemoryType: src_type,
+                srcHost: src_host,
+                srcDevice: src_device,
+                srcArray: null_mut(),
+                srcPitch: copy.src.pitch,
+                dstXInBytes: copy.dst.x_in_bytes,
+                dstY: copy.dst.y,
+                dstMemoryType: dst_type,
+                dstHost: dst_host,
+                dstDevice: dst_device,
+                dstArray: null_mut(),
+                dstPitch: copy.dst.pitch,
+                WidthInBytes: copy.width_in_bytes,
+                Height: copy.height,
+            };
+            // SAFETY: params describes host memory the caller vouches for and device memory
+            // the driver validates.
+            return check(unsafe {
+                match s {
+                    None => (self.api.cuMemcpy2D_v2)(&params),
+                    Some(_) => (self.api.cuMemcpy2DAsync_v2)(&params, stream(s)),
+                }
+            });
+        }
+        let params = CUDA_MEMCPY3D {
+            srcXInBytes: copy.src.x_in_bytes,
+            srcY: copy.src.y,
+            srcZ: copy.src.z,
+            srcLOD: 0,
+            srcMemoryType: src_type,
+            srcHost: src_host,
+            srcDevice: src_device,
+            srcArray: null_mut(),
+            reserved0: null_mut(),
+            srcPitch: copy.src.pitch,
+            srcHeight: copy.src.height,
+            dstXInBytes: copy.dst.x_in_bytes,
+            dstY: copy.dst.y,
+            dstZ: copy.dst.z,
+            dstLOD: 0,
+            dstMemoryType: dst_type,
+            dstHost: dst_host,
+            dstDevice: dst_device,
+            dstArray: null_mut(),
+            reserved1: null_mut(),
+            dstPitch: copy.dst.pitch,
+            dstHeight: copy.dst.height,
+            WidthInBytes: copy.width_in_bytes,
+            Height: copy.height,
+            Depth: copy.depth,
+        };
+        // SAFETY: as for the 2-D copy.
+        check(unsafe {
+            match s {
+                None => (self.api.cuMemcpy3D_v2)(&params),
+                Some(_) => (self.api.cuMemcpy3DAsync_v2)(&params, stream(s)),
+            }
+        })
+    }
+
+    fn context_get_limit(&self, limit: i32) -> Result<usize> {
+        self.ensure_context()?;
+        let mut value: usize = 0;
+        // SAFETY: valid out-pointer; a context is current; the driver validates the limit.
+        check(unsafe { (self.api.cuCtxGetLimit)(&mut value, limit) })?;
+        Ok(value)
+    }
+
+    fn context_set_limit(&self, limit: i32, value: usize) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: a context is current; the driver validates limit and value.
+        check(unsafe { (self.api.cuCtxSetLimit)(limit, value) })
+    }
+
+    fn context_get_cache_config(&self) -> Result<i32> {
+        self.ensure_context()?;
+        let mut config: c_int = 0;
+        // SAFETY: valid out-pointer; a context is current.
+        check(unsafe { (self.api.cuCtxGetCacheConfig)(&mut config) })?;
+        Ok(config)
+    }
+
+    fn context_set_cache_config(&self, config: i32) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: a context is current; the driver validates the configuration.
+        check(unsafe { (self.api.cuCtxSetCacheConfig)(config) })
+    }
+
+    fn device_can_access_peer(&self, device: i32, peer: i32) -> Result<bool> {
+        check(self.init_status)?;
+        let (mut dev, mut peer_dev): (CUdevice, CUdevice) = (0, 0);
+        // SAFETY: valid out-pointers; the driver validates the ordinals.
+        check(unsafe { (self.api.cuDeviceGet)(&mut dev, device) })?;
+        // SAFETY: as above.
+        check(unsafe { (self.api.cuDeviceGet)(&mut peer_dev, peer) })?;
+        let mut can: c_int = 0;
+        // SAFETY: valid out-pointer and device handles.
+        check(unsafe { (self.api.cuDeviceCanAccessPeer)(&mut can, dev, peer_dev) })?;
+        Ok(can != 0)
+    }
 }

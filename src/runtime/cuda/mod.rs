@@ -14,11 +14,15 @@ use std::sync::OnceLock;
 use libloading::Library;
 
 use super::error::{CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_READY};
+use super::pitched::{Memory, PitchedCopy, PitchedSide};
 use super::{
     kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
     MemsetValue, ModuleHandle,
 };
-use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
+use super::{
+    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, HOST_ALLOC_PORTABLE,
+    IPC_HANDLE_BYTES,
+};
 
 /// The oldest driver whose API we rely on: CUDA 12.0.
 const MIN_DRIVER_VERSION: c_int = 12000;

@@ -5,8 +5,8 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub(crate) use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUmodule,
-    CUstream, CUuuid,
+    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUipcMemHandle,
+    CUmemorytype, CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
 };
 use libloading::Library;
 
@@ -90,6 +90,23 @@ driver_api! {
     cuGraphLaunch(CUgraphExec, CUstream);
     cuGraphDestroy(CUgraph);
     cuGraphExecDestroy(CUgraphExec);
+    cuFuncSetAttribute(CUfunction, c_int, c_int);
+    cuFuncSetCacheConfig(CUfunction, c_int);
+    cuMemHostGetDevicePointer_v2(*mut CUdeviceptr, *mut c_void, c_uint);
+    cuMemHostRegister_v2(*mut c_void, usize, c_uint);
+    cuMemHostUnregister(*mut c_void);
+    cuIpcGetMemHandle(*mut CUipcMemHandle, CUdeviceptr);
+    cuIpcOpenMemHandle_v2(*mut CUdeviceptr, CUipcMemHandle, c_uint);
+    cuIpcCloseMemHandle(CUdeviceptr);
+    cuMemcpy2D_v2(*const CUDA_MEMCPY2D);
+    cuMemcpy2DAsync_v2(*const CUDA_MEMCPY2D, CUstream);
+    cuMemcpy3D_v2(*const CUDA_MEMCPY3D);
+    cuMemcpy3DAsync_v2(*const CUDA_MEMCPY3D, CUstream);
+    cuCtxGetLimit(*mut usize, c_int);
+    cuCtxSetLimit(c_int, usize);
+    cuCtxGetCacheConfig(*mut c_int);
+    cuCtxSetCacheConfig(c_int);
+    cuDeviceCanAccessPeer(*mut c_int, CUdevice, CUdevice);
 }
 
 /// JIT options of cuModuleLoadDataEx (CUjit_option).

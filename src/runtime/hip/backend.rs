@@ -373,4 +373,124 @@ impl Backend for HipBackend {
     fn error_string(&self, code: i32) -> Option<String> {
         Some(Self::string_of(code))
     }
+
+    fn driver_version(&self) -> Result<i32> {
+        let mut version: c_int = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { hipDriverGetVersion(&mut version) })?;
+        Ok(version)
+    }
+
+    fn device_attribute(&self, device: i32, attribute: i32) -> Result<i32> {
+        match attributes::hip_attribute(attribute) {
+            Some(hip) => self.attribute(hip, device),
+            // No HIP counterpart: reported as the runtime reports what it does not support.
+            None => Err(Error::api(HIP_ERROR_NOT_SUPPORTED, BackendKind::Hip)),
+        }
+    }
+
+    fn function_get_attribute(&self, function: FunctionHandle, attribute: i32) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: live function handle, valid out-pointer; hipFunction_attribute numbers are
+        // CUDA's, and the runtime validates them.
+        check(unsafe { hipFuncGetAttribute(&mut value, attribute, function.0 as hipFunction_t) })?;
+        Ok(value)
+    }
+
+    fn function_set_cache_config(&self, _function: FunctionHandle, config: i32) -> Result<()> {
+        // AMD GPUs do not split L1 and LDS: HIP documents the cache preference as a no-op.
+        if (0..=3).contains(&config) {
+            Ok(())
+        } else {
+            Err(Error::api(HIP_ERROR_INVALID_VALUE, BackendKind::Hip))
+        }
+    }
+
+    fn host_alloc_flags(&self, bytes: usize, flags: u32) -> Result<*mut u8> {
+        let mut ptr: *mut c_void = null_mut();
+        // hipHostMalloc's Portable/Mapped/WriteCombined flags have CUDA's numbers.
+        // SAFETY: valid out-pointer; the runtime validates the flags.
+        check(unsafe { hipHostMalloc(&mut ptr, bytes.max(1), flags | HIP_HOST_MALLOC_PORTABLE) })?;
+        Ok(ptr as *mut u8)
+    }
+
+    fn host_get_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
+        let mut device: *mut c_void = null_mut();
+        // SAFETY: valid out-pointer; the runtime checks that ptr is mapped host memory.
+        check(unsafe { hipHostGetDevicePointer(&mut device, ptr as *mut c_void, 0) })?;
+        Ok(device as DevicePtr)
+    }
+
+    unsafe fn host_register(&self, ptr: *mut u8, bytes: usize, flags: u32) -> Result<()> {
+        // SAFETY: the caller vouches that ptr is valid for bytes until unregistered; the
+        // hipHostRegister flags have CUDA's numbers.
+        check(unsafe { hipHostRegister(ptr as *mut c_void, bytes, flags | HIP_HOST_MALLOC_PORTABLE) })
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<()> {
+        // SAFETY: the caller hands over a registration of ours; the runtime rejects others.
+        check(unsafe { hipHostUnregister(ptr as *mut c_void) })
+    }
+
+    fn ipc_get_mem_handle(&self, ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        let mut handle = hipIpcMemHandle_t { reserved: [0; IPC_HANDLE_BYTES] };
+        // SAFETY: valid out-pointer; the runtime checks that ptr is device memory.
+        check(unsafe { hipIpcGetMemHandle(&mut handle, ptr as *mut c_void) })?;
+        Ok(handle.reserved.map(|b| b as u8))
+    }
+
+    fn ipc_open_mem_handle(&self, handle: &[u8; IPC_HANDLE_BYTES], flags: u32) -> Result<DevicePtr> {
+        let handle = hipIpcMemHandle_t { reserved: handle.map(|b| b as c_char) };
+        let mut ptr: *mut c_void = null_mut();
+        // SAFETY: valid out-pointer; the handle is opaque bytes the runtime validates.
+        check(unsafe { hipIpcOpenMemHandle(&mut ptr, handle, flags) })?;
+        Ok(ptr as DevicePtr)
+    }
+
+    unsafe fn ipc_close_mem_handle(&self, ptr: DevicePtr) -> Result<()> {
+        // SAFETY: the caller hands over a mapping from ipc_open_mem_handle.
+        check(unsafe { hipIpcCloseMemHandle(ptr as *mut c_void) })
+    }
+
+    fn context_get_limit(&self, limit: i32) -> Result<usize> {
+        hip_limit(limit)?;
+        let mut value: usize = 0;
+        // SAFETY: valid out-pointer; the limit is one of hipLimit_t's (checked above).
+        check(unsafe { hipDeviceGetLimit(&mut value, limit) })?;
+        Ok(value)
+    }
+
+    // context_set_limit keeps the trait's "unsupported": hipDeviceSetLimit is missing from
+    // ROCm 5.2's libamdhip64, which the hip feature links against.
+
+    fn context_get_cache_config(&self) -> Result<i32> {
+        let mut config: c_int = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { hipDeviceGetCacheConfig(&mut config) })?;
+        Ok(config)
+    }
+
+    fn context_set_cache_config(&self, config: i32) -> Result<()> {
+        if !(0..=3).contains(&config) {
+            return Err(Error::api(HIP_ERROR_INVALID_VALUE, BackendKind::Hip));
+        }
+        // SAFETY: config is one of hipFuncCache_t's values (checked above).
+        check(unsafe { hipDeviceSetCacheConfig(config) })
+    }
+
+    fn device_can_access_peer(&self, device: i32, peer: i32) -> Result<bool> {
+        let mut can: c_int = 0;
+        // SAFETY: valid out-pointer; the runtime validates the ordinals.
+        check(unsafe { hipDeviceCanAccessPeer(&mut can, device, peer) })?;
+        Ok(can != 0)
+    }
+}
+
+/// HIP has CUDA's first three limits (stack, printf FIFO, malloc heap) and no others.
+fn hip_limit(limit: i32) -> Result<()> {
+    if (0..=2).contains(&limit) {
+        Ok(())
+    } else {
+        Err(Error::api(HIP_ERROR_NOT_SUPPORTED, BackendKind::Hip))
+    }
 }

@@ -29,16 +29,19 @@ use super::{
     kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
     MemsetValue, ModuleHandle,
 };
-use super::{Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle};
+use super::{
+    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, IPC_HANDLE_BYTES,
+};
 
+mod attributes;
 mod backend;
 pub(crate) mod sys;
 
 use sys::*;
 // HIP numbers these as CUDA does.
 use super::error::{
-    CUDA_ERROR_NOT_READY as HIP_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED as HIP_ERROR_NOT_SUPPORTED,
-    CUDA_ERROR_UNKNOWN as HIP_ERROR_UNKNOWN,
+    CUDA_ERROR_INVALID_VALUE as HIP_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_READY as HIP_ERROR_NOT_READY,
+    CUDA_ERROR_NOT_SUPPORTED as HIP_ERROR_NOT_SUPPORTED, CUDA_ERROR_UNKNOWN as HIP_ERROR_UNKNOWN,
 };
 
 /// HIP's messages for the common codes. Some ROCm releases (5.2, which Debian bookworm

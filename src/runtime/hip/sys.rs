@@ -5,8 +5,8 @@
 use std::ffi::{c_char, c_int, c_uint, c_ushort, c_void};
 
 pub(crate) use hip_runtime_sys::{
-    hipDeviceAttribute_t, hipDevice_t, hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraph_t, hipMemcpyKind,
-    hipModule_t, hipStream_t, hipUUID,
+    hipDeviceAttribute_t, hipDevice_t, hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraph_t, hipIpcMemHandle_t,
+    hipMemcpyKind, hipModule_t, hipStream_t, hipUUID,
 };
 
 /// hipHostMallocPortable: pinned for every device, as cudaMallocHost's memory is.
@@ -103,4 +103,17 @@ unsafe extern "C" {
     pub fn hipGraphLaunch(exec: hipGraphExec_t, stream: hipStream_t) -> c_int;
     pub fn hipGraphDestroy(graph: hipGraph_t) -> c_int;
     pub fn hipGraphExecDestroy(exec: hipGraphExec_t) -> c_int;
+
+    pub fn hipDriverGetVersion(version: *mut c_int) -> c_int;
+    pub fn hipHostGetDevicePointer(device: *mut *mut c_void, host: *mut c_void, flags: c_uint) -> c_int;
+    pub fn hipHostRegister(host: *mut c_void, bytes: usize, flags: c_uint) -> c_int;
+    pub fn hipHostUnregister(host: *mut c_void) -> c_int;
+    pub fn hipIpcGetMemHandle(handle: *mut hipIpcMemHandle_t, device: *mut c_void) -> c_int;
+    pub fn hipIpcOpenMemHandle(device: *mut *mut c_void, handle: hipIpcMemHandle_t, flags: c_uint) -> c_int;
+    pub fn hipIpcCloseMemHandle(device: *mut c_void) -> c_int;
+    // hipLimit_t and hipFuncCache_t are C enums with CUDA's numbers for the values we pass.
+    pub fn hipDeviceGetLimit(value: *mut usize, limit: c_int) -> c_int;
+    pub fn hipDeviceGetCacheConfig(config: *mut c_int) -> c_int;
+    pub fn hipDeviceSetCacheConfig(config: c_int) -> c_int;
+    pub fn hipDeviceCanAccessPeer(can: *mut c_int, device: c_int, peer: c_int) -> c_int;
 }

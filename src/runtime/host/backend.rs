@@ -94,12 +94,16 @@ impl Backend for HostBackend {
         if ptr.is_null() {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
-        self.state().host_allocations.insert(ptr as usize, bytes.max(1));
+        let mut state = self.state();
+        state.host_allocations.insert(ptr as usize, bytes.max(1));
+        state.mapped.insert(ptr as u64, bytes.max(1));
         Ok(ptr)
     }
 
     unsafe fn host_free(&self, ptr: *mut u8) -> Result<()> {
-        let Some(bytes) = self.state().host_allocations.remove(&(ptr as usize)) else {
+        let mut state = self.state();
+        state.mapped.remove(&(ptr as u64));
+        let Some(bytes) = state.host_allocations.remove(&(ptr as usize)) else {
             return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
         };
         // SAFETY: registered by host_alloc with this size; removed, so freed once.
@@ -385,4 +389,216 @@ impl Backend for HostBackend {
             .map(|_| ())
             .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))
     }
+
+    fn driver_version(&self) -> Result<i32> {
+        Ok(HOST_DRIVER_VERSION)
+    }
+
+    fn device_attribute(&self, device: i32, attribute: i32) -> Result<i32> {
+        let props = self.device_properties(device)?;
+        attributes::device_attribute(attribute, &props).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))
+    }
+
+    fn function_get_attribute(&self, function: FunctionHandle, attribute: i32) -> Result<i32> {
+        let set = {
+            let state = self.state();
+            if !state.functions.contains_key(&function.0) {
+                return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+            }
+            state.function_settings.get(&(function.0, attribute)).copied()
+        };
+        if let Some(value) = set {
+            return Ok(value);
+        }
+        match attribute {
+            0..=6 => match function_attribute_from_raw(attribute) {
+                Some(a) => self.function_attribute(function, a),
+                None => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
+            },
+            FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => Ok(MAX_SHARED_PER_BLOCK),
+            FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => Ok(-1),
+            7 | 10..=17 => Ok(0),
+            _ => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
+        }
+    }
+
+    fn function_set_attribute(&self, function: FunctionHandle, attribute: i32, value: i32) -> Result<()> {
+        let mut state = self.state();
+        if !state.functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        let valid = match attribute {
+            FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => (0..=MAX_SHARED_PER_BLOCK).contains(&value),
+            FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => (-1..=100).contains(&value),
+            _ => false,
+        };
+        if !valid {
+            return Err(Error::Detailed {
+                code: CUDA_ERROR_INVALID_VALUE,
+                backend: BackendKind::Host,
+                detail: format!(
+                    "function attribute {attribute} cannot be set to {value}: settable are \
+                     MAX_DYNAMIC_SHARED_SIZE_BYTES (0..={MAX_SHARED_PER_BLOCK}) and PREFERRED_SHARED_MEMORY_CARVEOUT (-1..=100)"
+                ),
+            });
+        }
+        state.function_settings.insert((function.0, attribute), value);
+        Ok(())
+    }
+
+    fn function_set_cache_config(&self, function: FunctionHandle, config: i32) -> Result<()> {
+        if !self.state().functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        // A CPU's caches are not partitioned: any valid preference is accepted and has no effect.
+        if (0..=3).contains(&config) {
+            Ok(())
+        } else {
+            Err(Self::err(CUDA_ERROR_INVALID_VALUE))
+        }
+    }
+
+    fn host_alloc_flags(&self, bytes: usize, flags: u32) -> Result<*mut u8> {
+        if flags & !(HOST_ALLOC_PORTABLE | HOST_ALLOC_DEVICEMAP | HOST_ALLOC_WRITECOMBINED) != 0 {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        // Host memory is already portable and mapped; write-combining has no CPU-side meaning here.
+        self.host_alloc(bytes)
+    }
+
+    fn host_get_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
+        let state = self.state();
+        if Self::in_mapped(&state, ptr as u64, 1) {
+            Ok(ptr as u64)
+        } else {
+            Err(Error::Detailed {
+                code: CUDA_ERROR_INVALID_VALUE,
+                backend: BackendKind::Host,
+                detail: "the address is not page-locked or registered host memory".to_string(),
+            })
+        }
+    }
+
+    unsafe fn host_register(&self, ptr: *mut u8, bytes: usize, flags: u32) -> Result<()> {
+        let all = HOST_ALLOC_PORTABLE | HOST_ALLOC_DEVICEMAP | 0x4 | HOST_REGISTER_READ_ONLY;
+        if ptr.is_null() || bytes == 0 || flags & !all != 0 {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        let start = ptr as u64;
+        let end = start.checked_add(bytes as u64).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
+        let mut state = self.state();
+        let overlaps = state.mapped.range(..end).next_back().is_some_and(|(s, n)| s + *n as u64 > start);
+        if overlaps {
+            return Err(Self::err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED));
+        }
+        state.mapped.insert(start, bytes);
+        state.registered.insert(ptr as usize, bytes);
+        Ok(())
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<()> {
+        let mut state = self.state();
+        if state.registered.remove(&(ptr as usize)).is_none() {
+            return Err(Self::err(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED));
+        }
+        state.mapped.remove(&(ptr as u64));
+        Ok(())
+    }
+
+    unsafe fn memcpy_pitched(&self, copy: &PitchedCopy, stream: Option<StreamHandle>) -> Result<()> {
+        copy.validate()?;
+        if copy.is_empty() {
+            return Ok(());
+        }
+        // Every row lies between the first byte and the end of the last row: when that span is
+        // inside one allocation, no row copy can fail half-way through.
+        for side in [&copy.src, &copy.dst] {
+            if let Memory::Device(base) = side.memory {
+                let first = side.offset(0, 0).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                let end = copy.end(side).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                let start = base.checked_add(first as u64).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                self.check_range(&self.state(), start, end - first)?;
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { copy.by_rows(self, stream) }
+    }
+
+    fn context_get_limit(&self, limit: i32) -> Result<usize> {
+        let default = default_limit(limit).ok_or(Self::err(CUDA_ERROR_UNSUPPORTED_LIMIT))?;
+        Ok(self.state().limits.get(&limit).copied().unwrap_or(default))
+    }
+
+    fn context_set_limit(&self, limit: i32, value: usize) -> Result<()> {
+        default_limit(limit).ok_or(Self::err(CUDA_ERROR_UNSUPPORTED_LIMIT))?;
+        // Recorded and reported back, as a GPU does; host kernels take their stacks and heap
+        // from the process, so the values do not constrain them.
+        self.state().limits.insert(limit, value);
+        Ok(())
+    }
+
+    fn context_get_cache_config(&self) -> Result<i32> {
+        Ok(self.state().cache_config)
+    }
+
+    fn context_set_cache_config(&self, config: i32) -> Result<()> {
+        if !(0..=3).contains(&config) {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        self.state().cache_config = config;
+        Ok(())
+    }
+
+    fn device_can_access_peer(&self, device: i32, peer: i32) -> Result<bool> {
+        for d in [device, peer] {
+            if !(0..self.device_count).contains(&d) {
+                return Err(Self::err(CUDA_ERROR_INVALID_DEVICE));
+            }
+        }
+        // All host devices share the process's memory; like CUDA, a device is not its own peer.
+        Ok(device != peer)
+    }
+
+    fn ipc_get_mem_handle(&self, _ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        Err(ipc_unavailable())
+    }
+
+    fn ipc_open_mem_handle(&self, _handle: &[u8; IPC_HANDLE_BYTES], _flags: u32) -> Result<DevicePtr> {
+        Err(ipc_unavailable())
+    }
+
+    unsafe fn ipc_close_mem_handle(&self, _ptr: DevicePtr) -> Result<()> {
+        Err(ipc_unavailable())
+    }
+}
+
+/// The CUDA version whose runtime semantics the host backend follows: that of the bindings
+/// pygpu is built against (pygpu.driver.get_version()).
+const HOST_DRIVER_VERSION: i32 = 12080;
+/// A GPU's default dynamic shared-memory limit per block, which host kernels keep to.
+const MAX_SHARED_PER_BLOCK: i32 = 48 * 1024;
+const FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+const FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
+
+fn ipc_unavailable() -> Error {
+    Error::Unavailable(
+        "interprocess memory handles (mem_get_ipc_handle, IPCMemoryHandle) are not available on the host \
+         backend: its device memory is private to the process. Share host data with \
+         multiprocessing.shared_memory, or use the cuda or hip backend"
+            .to_string(),
+    )
+}
+
+/// A GPU's default for each CUlimit (CUDA's documented defaults), None for unknown limits.
+fn default_limit(limit: i32) -> Option<usize> {
+    Some(match limit {
+        0 => 1024,    // STACK_SIZE
+        1 => 1 << 20, // PRINTF_FIFO_SIZE
+        2 => 8 << 20, // MALLOC_HEAP_SIZE
+        3 => 2,       // DEV_RUNTIME_SYNC_DEPTH
+        4 => 2048,    // DEV_RUNTIME_PENDING_LAUNCH_COUNT
+        5 => 32,      // MAX_L2_FETCH_GRANULARITY
+        6 => 0,       // PERSISTING_L2_CACHE_SIZE
+        _ => return None,
+    })
 }

@@ -12,11 +12,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::error::{
-    CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE,
-    CUDA_ERROR_MEMORY_ALLOCATION,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, CUDA_ERROR_INVALID_DEVICE,
+    CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MEMORY_ALLOCATION,
+    CUDA_ERROR_UNSUPPORTED_LIMIT,
 };
+use super::pitched::{Memory, PitchedCopy};
 use super::{
-    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, EVENT_DISABLE_TIMING,
+    function_attribute_from_raw, Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result,
+    StreamHandle, EVENT_DISABLE_TIMING, HOST_ALLOC_DEVICEMAP, HOST_ALLOC_PORTABLE, HOST_ALLOC_WRITECOMBINED,
+    HOST_REGISTER_READ_ONLY, IPC_HANDLE_BYTES,
 };
 use super::{
     FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, MemsetValue,
@@ -54,6 +58,16 @@ struct State {
     capturing: HashMap<usize, Vec<HostOp>>,
     graphs: HashMap<usize, Arc<Vec<HostOp>>>,
     graph_execs: HashMap<usize, Arc<Vec<HostOp>>>,
+    /// Page-locked (host_alloc) and registered host memory: device code may address it,
+    /// as CUDA's unified addressing lets it; start -> bytes.
+    mapped: BTreeMap<u64, usize>,
+    /// Registrations made by host_register (start -> bytes), the subset of `mapped` it may undo.
+    registered: HashMap<usize, usize>,
+    /// Function attributes set by function_set_attribute: (function, attribute) -> value.
+    function_settings: HashMap<(usize, i32), i32>,
+    /// Context limits set by context_set_limit (CUlimit -> value); the rest keep their defaults.
+    limits: HashMap<i32, usize>,
+    cache_config: i32,
 }
 
 struct EventState {
@@ -102,11 +116,18 @@ impl HostBackend {
         let inside = state.allocations.range(..=ptr).next_back().is_some_and(|(start, (size, _))| {
             ptr.checked_add(bytes as u64).is_some_and(|end| end <= start + *size as u64)
         });
-        if inside {
+        if inside || Self::in_mapped(state, ptr, bytes) {
             Ok(())
         } else {
             Err(Self::err(CUDA_ERROR_INVALID_VALUE))
         }
+    }
+
+    /// True when `[ptr, ptr + bytes)` lies inside one page-locked or registered host range.
+    fn in_mapped(state: &State, ptr: DevicePtr, bytes: usize) -> bool {
+        state.mapped.range(..=ptr).next_back().is_some_and(|(start, size)| {
+            ptr.checked_add(bytes.max(1) as u64).is_some_and(|end| end <= start + *size as u64)
+        })
     }
 
     fn check_stream(&self, state: &State, stream: Option<StreamHandle>) -> Result<()> {
@@ -211,6 +232,7 @@ fn layout(bytes: usize) -> Result<Layout> {
     Layout::from_size_align(bytes, ALIGNMENT).map_err(|_| HostBackend::err(CUDA_ERROR_MEMORY_ALLOCATION))
 }
 
+mod attributes;
 mod backend;
 pub(crate) mod module;
 #[cfg(test)]

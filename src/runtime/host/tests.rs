@@ -88,3 +88,94 @@ fn device_ordinals_are_checked() {
     assert_eq!(code(b.set_device(-1)), CUDA_ERROR_INVALID_DEVICE);
     assert_eq!(b.get_device().expect("device"), 0);
 }
+
+#[test]
+fn every_cuda12_device_attribute_has_a_value() {
+    let b = HostBackend::new();
+    let defined: Vec<i32> = (1..=143).filter(|a| ![138, 141, 142].contains(a)).collect();
+    for a in &defined {
+        assert!(b.device_attribute(0, *a).is_ok(), "attribute {a}");
+    }
+    for a in [0, 138, 144, -1] {
+        assert_eq!(code(b.device_attribute(0, a)), CUDA_ERROR_INVALID_VALUE);
+    }
+    assert_eq!(b.device_attribute(0, 10).ok(), Some(32));
+    assert_eq!(code(b.device_attribute(5, 10)), CUDA_ERROR_INVALID_DEVICE);
+    assert_eq!(b.driver_version().ok(), Some(12080));
+}
+
+#[test]
+fn registered_and_pinned_memory_is_device_addressable() {
+    let b = HostBackend::new();
+    let mut data = vec![3u8; 256];
+    let ptr = data.as_mut_ptr();
+    let mut out = [0u8; 16];
+    // SAFETY: out is valid for 16 bytes; ptr is not yet registered, so the copy is refused.
+    assert_eq!(code(unsafe { b.memcpy_dtoh(out.as_mut_ptr(), ptr as u64, 16, None) }), CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: data outlives the registration (unregistered below).
+    unsafe { b.host_register(ptr, 256, HOST_ALLOC_DEVICEMAP) }.expect("register");
+    // SAFETY: a registration overlapping the first is refused before anything changes.
+    assert_eq!(code(unsafe { b.host_register(ptr.wrapping_add(8), 8, 0) }), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    assert_eq!(b.host_get_device_pointer(ptr.wrapping_add(4)).ok(), Some(ptr as u64 + 4));
+    // SAFETY: out is valid for 16 bytes, and the source now lies in registered memory.
+    unsafe { b.memcpy_dtoh(out.as_mut_ptr(), ptr as u64 + 240, 16, None) }.expect("registered source");
+    assert_eq!(out, [3u8; 16]);
+    // SAFETY: one byte past the registration is outside it.
+    assert_eq!(code(unsafe { b.memcpy_dtoh(out.as_mut_ptr(), ptr as u64 + 241, 16, None) }), CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: registered above, unregistered once.
+    unsafe { b.host_unregister(ptr) }.expect("unregister");
+    // SAFETY: the second time is refused without touching memory.
+    assert_eq!(code(unsafe { b.host_unregister(ptr) }), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    assert_eq!(code(b.host_get_device_pointer(ptr)), CUDA_ERROR_INVALID_VALUE);
+    let pinned = b.host_alloc_flags(64, HOST_ALLOC_DEVICEMAP | HOST_ALLOC_WRITECOMBINED).expect("pinned");
+    assert_eq!(b.host_get_device_pointer(pinned).ok(), Some(pinned as u64));
+    assert_eq!(code(b.host_alloc_flags(64, 0x10)), CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: pinned came from host_alloc_flags and is freed once.
+    unsafe { b.host_free(pinned) }.expect("free");
+    assert_eq!(code(b.host_get_device_pointer(pinned)), CUDA_ERROR_INVALID_VALUE);
+    assert!(matches!(b.ipc_get_mem_handle(0), Err(Error::Unavailable(_))));
+}
+
+#[test]
+fn pitched_copies_move_rows_and_check_layouts() {
+    use crate::runtime::pitched::{Memory, PitchedCopy, PitchedSide};
+    let b = HostBackend::new();
+    let src: Vec<u8> = (0..48).collect(); // 4 rows of 12 bytes
+    let dev = b.malloc(4 * 16).expect("malloc");
+    let side = |memory, pitch| PitchedSide { memory, x_in_bytes: 0, y: 0, z: 0, pitch, height: 4 };
+    let mut copy = PitchedCopy {
+        src: side(Memory::Host(src.as_ptr() as usize), 12),
+        dst: side(Memory::Device(dev), 16),
+        width_in_bytes: 12,
+        height: 4,
+        depth: 1,
+    };
+    // SAFETY: src holds the 48 bytes the copy reads.
+    unsafe { b.memcpy_pitched(&copy, None) }.expect("host to device");
+    let mut out = [0u8; 64];
+    // SAFETY: out is valid for 64 bytes.
+    unsafe { b.memcpy_dtoh(out.as_mut_ptr(), dev, 64, None) }.expect("read back");
+    for row in 0..4 {
+        assert_eq!(&out[row * 16..row * 16 + 12], &src[row * 12..row * 12 + 12]);
+        assert_eq!(&out[row * 16 + 12..row * 16 + 16], &[0; 4]);
+    }
+    copy.dst.pitch = 8;
+    // SAFETY: refused before any byte moves.
+    assert!(matches!(unsafe { b.memcpy_pitched(&copy, None) }, Err(Error::InvalidArgument(_))));
+    copy.dst.pitch = 16;
+    copy.dst.y = 1;
+    // SAFETY: the last row would end past the allocation: the registry refuses it.
+    assert_eq!(code(unsafe { b.memcpy_pitched(&copy, None) }), CUDA_ERROR_INVALID_VALUE);
+    let mut after = [0u8; 64];
+    // SAFETY: after is valid for 64 bytes.
+    unsafe { b.memcpy_dtoh(after.as_mut_ptr(), dev, 64, None) }.expect("read back");
+    assert_eq!(after, out, "a refused copy writes nothing");
+    copy.depth = 2;
+    copy.dst.height = 2;
+    assert!(matches!(copy.validate(), Err(Error::InvalidArgument(_))));
+    copy.dst.y = usize::MAX;
+    copy.dst.height = 4;
+    assert!(copy.validate().is_err() && copy.end(&copy.dst).is_none());
+    // SAFETY: dev is ours, freed once.
+    unsafe { b.free(dev) }.expect("free");
+}

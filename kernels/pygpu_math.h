@@ -1,0 +1,56 @@
+// pygpu_math.h: libm for float and double under one name (exp_(x) is expf for a float, exp for
+// a double), and the complex exp and log that both arith.cu (complex power) and cumath.cu use.
+#pragma once
+
+#include "pygpu_types.h"
+
+namespace pygpu {
+
+#define PYGPU_REAL_FN1(NAME)                               \
+  PYGPU_FN float NAME##_(float x) { return ::NAME##f(x); } \
+  PYGPU_FN double NAME##_(double x) { return ::NAME(x); }
+#define PYGPU_REAL_FN2(NAME)                                          \
+  PYGPU_FN float NAME##_(float a, float b) { return ::NAME##f(a, b); } \
+  PYGPU_FN double NAME##_(double a, double b) { return ::NAME(a, b); }
+PYGPU_REAL_FN1(exp)
+PYGPU_REAL_FN1(log)
+PYGPU_REAL_FN1(log10)
+PYGPU_REAL_FN1(sqrt)
+PYGPU_REAL_FN1(sin)
+PYGPU_REAL_FN1(cos)
+PYGPU_REAL_FN1(tan)
+PYGPU_REAL_FN1(asin)
+PYGPU_REAL_FN1(acos)
+PYGPU_REAL_FN1(atan)
+PYGPU_REAL_FN1(sinh)
+PYGPU_REAL_FN1(cosh)
+PYGPU_REAL_FN1(tanh)
+PYGPU_REAL_FN1(floor)
+PYGPU_REAL_FN1(ceil)
+PYGPU_REAL_FN1(fabs)
+PYGPU_REAL_FN2(fmod)
+PYGPU_REAL_FN2(pow)
+PYGPU_REAL_FN2(hypot)
+PYGPU_REAL_FN2(atan2)
+PYGPU_REAL_FN2(copysign)
+#undef PYGPU_REAL_FN1
+#undef PYGPU_REAL_FN2
+PYGPU_FN float frexp_(float a, int* e) { return ::frexpf(a, e); }
+PYGPU_FN double frexp_(double a, int* e) { return ::frexp(a, e); }
+PYGPU_FN float ldexp_(float a, int e) { return ::ldexpf(a, e); }
+PYGPU_FN double ldexp_(double a, int e) { return ::ldexp(a, e); }
+PYGPU_FN float modf_(float a, float* i) { return ::modff(a, i); }
+PYGPU_FN double modf_(double a, double* i) { return ::modf(a, i); }
+
+template <class R>
+PYGPU_FN complex<R> complex_exp(complex<R> z) {
+  const R m = exp_(z.re);
+  if (z.im == 0) return make_complex(m, z.im);
+  return make_complex(m * cos_(z.im), m * sin_(z.im));
+}
+template <class R>
+PYGPU_FN complex<R> complex_log(complex<R> z) {
+  return make_complex(log_(hypot_(z.re, z.im)), atan2_(z.im, z.re));
+}
+
+}  // namespace pygpu

@@ -1,0 +1,75 @@
+"""PyCUDA's texture and surface *reference* API, which CUDA 12 removed (``cuTexRef*``,
+``cuModuleGetTexRef``, ``cuSurfRef*``): each name is present so that old programs fail with
+an error that says what to use instead, rather than with an AttributeError."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+__all__ = [
+    "SurfaceReference",
+    "TextureReference",
+    "bind_array_to_texref",
+    "gpuarray_to_array",
+    "make_multichannel_2d_array",
+    "matrix_to_array",
+    "matrix_to_texref",
+    "np_to_array",
+    "texref_removed",
+]
+
+_REPLACEMENT = (
+    "texture and surface references were removed in CUDA 12 (cuTexRef*, cuModuleGetTexRef and "
+    "cuSurfRef* no longer exist). Read the data with plain global-memory loads instead (pass a "
+    "device pointer; __ldg() or const __restrict__ for the read-only cache), or create texture "
+    "objects (cudaTextureObject_t, cudaCreateTextureObject) in your own C++ code"
+)
+
+
+def texref_removed(what: str = "texture references") -> NoReturn:
+    """Raises the error that explains the removal; ``what`` names the call that was made."""
+    raise NotImplementedError(f"{what}: {_REPLACEMENT}")
+
+
+class TextureReference:
+    """Removed in CUDA 12: constructing one raises NotImplementedError naming the replacement."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        texref_removed("TextureReference")
+
+
+class SurfaceReference:
+    """Removed in CUDA 12: constructing one raises NotImplementedError naming the replacement."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        texref_removed("SurfaceReference")
+
+
+def matrix_to_texref(*args: Any, **kwargs: Any) -> NoReturn:
+    texref_removed("matrix_to_texref")
+
+
+def bind_array_to_texref(*args: Any, **kwargs: Any) -> NoReturn:
+    texref_removed("bind_array_to_texref")
+
+
+_NO_ARRAYS = (
+    "CUDA arrays (pycuda.driver.Array), which feed textures, are not supported by pygpu: keep the data in "
+    "linear device memory (mem_alloc, mem_alloc_pitch, gpuarray.to_gpu) and read it with global-memory loads"
+)
+
+
+def matrix_to_array(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"matrix_to_array: {_NO_ARRAYS}")
+
+
+def np_to_array(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"np_to_array: {_NO_ARRAYS}")
+
+
+def gpuarray_to_array(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"gpuarray_to_array: {_NO_ARRAYS}")
+
+
+def make_multichannel_2d_array(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"make_multichannel_2d_array: {_NO_ARRAYS}")
