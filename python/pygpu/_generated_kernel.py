@@ -58,11 +58,13 @@ def compile_kernels(
 
 
 def _include_dirs() -> list[str]:
+    """Where pygpu_types.h (complex) and the pygpu_kernel.h it includes are: the package's
+    include folder and, in a development checkout, kernels/."""
     from pathlib import Path
 
     here = Path(pygpu.__file__).parent
-    found = [p for p in (here / "include", here.parent.parent / "kernels") if (p / "pygpu_types.h").is_file()]
-    return [str(found[0])] if found else []
+    folders = [here / "include", here.parent.parent / "kernels"]
+    return [str(p) for p in folders if (p / "pygpu_types.h").is_file() or (p / "pygpu_kernel.h").is_file()]
 
 
 def launch_size(n: int, block: int) -> int:
