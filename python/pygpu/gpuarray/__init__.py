@@ -21,7 +21,7 @@ Use as ``import pygpu as gpuarray`` or ``from pygpu import gpuarray``.
 
 from __future__ import annotations
 
-from pygpu import vec
+from pygpu import vec as vec  # PyCUDA's gpuarray.vec (the module pygpu.vec)
 from pygpu.gpuarray._core import DevicePointer, GPUArray
 from pygpu.gpuarray._creation import (
     arange,
@@ -108,7 +108,6 @@ __all__ = [
     "to_gpu_async",
     "transpose",
     "vdot",
-    "vec",
     "vstack",
     "where",
     "zeros",
