@@ -525,7 +525,7 @@ def test_bad_reshape_and_shapes():
         gpuarray.empty(3, order="X")
 
 
-@pytest.mark.parametrize("dtype", [object, "U3", "M8[s]", ">f8", np.longdouble, [("a", "i4")]], ids=str)
+@pytest.mark.parametrize("dtype", [object, "U3", "M8[s]", ">f8", np.longdouble, [("a", "O")]], ids=str)
 def test_unsupported_dtypes(dtype):
     if np.dtype(dtype) == np.float64:
         pytest.skip("longdouble is float64 here")

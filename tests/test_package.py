@@ -6,7 +6,9 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("name", ["gpuarray", "driver", "cumath", "curandom", "compiler"])
+@pytest.mark.parametrize(
+    "name", ["gpuarray", "driver", "cumath", "curandom", "compiler", "tools", "elementwise", "reduction", "scan", "vec"]
+)
 def test_submodule_is_an_attribute_after_import_pygpu(name: str) -> None:
     code = f"import pygpu, types; m = pygpu.{name}; assert isinstance(m, types.ModuleType), m; print(m.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

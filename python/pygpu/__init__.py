@@ -113,7 +113,21 @@ _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in nam
 
 # PyCUDA's module names, imported on first attribute access (``import pygpu; pygpu.cumath``)
 # so that `import pygpu` stays fast.
-_SUBMODULES = frozenset(["compiler", "cumath", "curandom", "driver", "gpuarray"])
+_SUBMODULES = frozenset(
+    [
+        "characterize",
+        "compiler",
+        "cumath",
+        "curandom",
+        "driver",
+        "elementwise",
+        "gpuarray",
+        "reduction",
+        "scan",
+        "tools",
+        "vec",
+    ]
+)
 
 
 def __getattr__(name: str) -> Any:

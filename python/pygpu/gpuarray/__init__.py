@@ -21,6 +21,7 @@ Use as ``import pygpu as gpuarray`` or ``from pygpu import gpuarray``.
 
 from __future__ import annotations
 
+from pygpu import vec as vec  # PyCUDA's gpuarray.vec (the module pygpu.vec)
 from pygpu.gpuarray._core import DevicePointer, GPUArray
 from pygpu.gpuarray._creation import (
     arange,

@@ -53,6 +53,8 @@ def check_dtype(dtype: Any) -> np.dtype[Any]:
         raise TypeError(f"not a dtype: {dtype!r}") from e
     if dt in SUPPORTED:
         return dt
+    if dt.fields is not None and not dt.hasobject:
+        return dt  # structs (pygpu.vec types): stored and copied; generated kernels compute on them
     if dt.newbyteorder("=") in SUPPORTED:
         raise TypeError(f"dtype {dt.str!r} is not in native byte order: use {dt.newbyteorder('=').str!r}")
     raise TypeError(

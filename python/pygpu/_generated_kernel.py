@@ -1,0 +1,148 @@
+"""What the generated kernels (elementwise, reduction, scan) share: the C prelude for their
+argument types, compiling through ``pygpu.compiler``, launch sizes, and checking the
+arguments of a call against the declared ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import pygpu
+from pygpu import vec
+from pygpu._pygpu import Function, cudaDeviceProp, cudaGetDevice
+from pygpu.compiler import SourceModule
+from pygpu.tools import Argument, ScalarArg, VectorArg, dtype_to_ctype
+
+__all__ = ["compile_kernels", "launch_size", "layout_asserts", "pack_arguments", "type_prelude"]
+
+# A 64-bit index type without any header (NVRTC has no standard headers).
+INDEX_TYPE = "long long"
+
+_sm_count: dict[tuple[str, int], int] = {}
+
+
+def type_prelude(dtypes: list[np.dtype]) -> str:
+    """What goes before the user's preamble: pygpu's complex (as ``pycuda::complex``) and the
+    C definitions of registered structs among ``dtypes``."""
+    parts = []
+    if any(dt.kind == "c" for dt in dtypes):
+        parts.append('#include "pygpu_types.h"\nnamespace pycuda { using pygpu::complex; }')
+    structs = [dt for dt in dtypes if dt.fields is not None]
+    if structs:
+        parts.append(vec.struct_definitions(structs))
+    return "\n".join(p for p in parts if p)
+
+
+def layout_asserts(dtypes: list[np.dtype]) -> str:
+    """What goes after the user's preamble (which may define the structs): their sizes checked."""
+    return vec.layout_checks([dt for dt in dtypes if dt.fields is not None])
+
+
+def compile_kernels(
+    source: str,
+    names: list[str],
+    options: list[str] | None,
+    keep: bool,
+    dtypes: list[np.dtype] | None = None,
+    preamble: str = "",
+) -> list[Function]:
+    """Compiles ``source`` (C++ linkage: kernels declare ``extern "C"`` themselves, so a
+    preamble may hold templates) and returns its kernels ``names``, after checking that the
+    structs among ``dtypes`` have numpy's layout in C."""
+    for dt in dict.fromkeys(dtypes or []):
+        if dt.fields is not None:
+            vec.check_field_offsets(dt, preamble)
+    module = SourceModule(source, options=options, keep=keep, no_extern_c=True, include_dirs=_include_dirs())
+    return [module.get_function(name) for name in names]
+
+
+def _include_dirs() -> list[str]:
+    """Where pygpu_types.h (complex) and the pygpu_kernel.h it includes are: the package's
+    include folder and, in a development checkout, kernels/."""
+    from pathlib import Path
+
+    here = Path(pygpu.__file__).parent
+    folders = [here / "include", here.parent.parent / "kernels"]
+    return [str(p) for p in folders if (p / "pygpu_types.h").is_file() or (p / "pygpu_kernel.h").is_file()]
+
+
+def launch_size(n: int, block: int) -> int:
+    """Blocks for a grid-stride loop over ``n`` items: enough to fill the device, no more."""
+    backend = pygpu.backend()
+    device = cudaGetDevice()[0]
+    key = (backend, device)
+    if key not in _sm_count:
+        _sm_count[key] = cudaDeviceProp(device).multiProcessorCount if backend != "host" else 1
+    cap = 4 if backend == "host" else _sm_count[key] * 32
+    return max(1, min(-(-n // block), cap))
+
+
+def host_backend() -> bool:
+    return pygpu.backend() == "host"
+
+
+def scalar_value(arg: ScalarArg, value: Any, index: int) -> Any:
+    """``value`` as a numpy scalar of the declared type (struct values must match exactly)."""
+    dt = arg.dtype
+    if dt.fields is not None:
+        if isinstance(value, np.ndarray) and value.shape == ():
+            value = value[()]
+        if not isinstance(value, np.void) or value.dtype != dt:
+            got = getattr(value, "dtype", type(value).__name__)
+            raise TypeError(f"argument {index} ({arg.name}) must be a scalar of the struct dtype {dt}, got {got}")
+        return value
+    if isinstance(value, pygpu.DeviceAllocation) or hasattr(value, "gpudata"):
+        raise TypeError(f"argument {index} ({arg.name}) is declared as a scalar {dtype_to_ctype(dt)}, got an array")
+    try:
+        return dt.type(value)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"argument {index} ({arg.name}): {value!r} is not a {dtype_to_ctype(dt)}: {e}") from e
+
+
+def pack_arguments(arguments: list[Argument], args: tuple[Any, ...], what: str) -> tuple[list[Any], list[Any]]:
+    """(the launch's arguments, the GPUArrays passed for the vector arguments), after checking
+    the count, the arrays' dtypes and contiguity."""
+    if len(args) != len(arguments):
+        declared = ", ".join(a.declarator() for a in arguments)
+        raise TypeError(f"{what} takes {len(arguments)} arguments ({declared}), got {len(args)}")
+    launch: list[Any] = []
+    vectors: list[Any] = []
+    for index, (arg, value) in enumerate(zip(arguments, args, strict=True)):
+        if isinstance(arg, VectorArg):
+            dtype = getattr(value, "dtype", None)
+            if dtype is None or not hasattr(value, "gpudata"):
+                raise TypeError(
+                    f"argument {index} ({arg.name}) is declared as {arg.declarator()}: pass a GPUArray, "
+                    f"not {type(value).__name__}"
+                )
+            if np.dtype(dtype) != arg.dtype:
+                raise TypeError(
+                    f"argument {index} ({arg.name}) is declared as {arg.declarator()} (dtype {arg.dtype}) "
+                    f"but the array has dtype {dtype}"
+                )
+            if value.size and not (value.flags.c_contiguous or value.flags.f_contiguous):
+                raise ValueError(
+                    f"argument {index} ({arg.name}): a generated kernel needs contiguous arrays; "
+                    "pass a contiguous copy (.copy())"
+                )
+            vectors.append(value)
+            launch.append(value)
+        else:
+            launch.append(scalar_value(arg, value, index))  # type: ignore[arg-type]
+    return launch, vectors
+
+
+def all_dtypes(arguments: list[Argument], *extra: Any) -> list[np.dtype]:
+    return [a.dtype for a in arguments] + [np.dtype(e) for e in extra]
+
+
+def check_sizes(arguments: list[Argument], vectors: list[Any], n: int, what: str) -> None:
+    """Every array must hold the ``n`` elements the kernel indexes."""
+    names = [a.name for a in arguments if isinstance(a, VectorArg)]
+    for name, v in zip(names, vectors, strict=True):
+        if v.size < n:
+            raise ValueError(
+                f"{what}: array {name} has {v.size} elements but the kernel runs over {n} "
+                f"(the size of {names[0]}); pass arrays of at least that size"
+            )

@@ -1,0 +1,248 @@
+"""PyCUDA's ``pycuda.elementwise``: kernels generated from a C argument list and a C
+statement run for every index ``i``.
+
+    lin_comb = ElementwiseKernel("double a, double *x, double *y, double *z", "z[i] = a*x[i] + y[i]")
+    lin_comb(5.0, x, y, z)                     # every i < x.size
+    lin_comb(5.0, x, y, z, range=slice(0, 100, 2))
+
+The source goes through :mod:`pygpu.compiler` (the same compilers and disk cache as
+``SourceModule``); on the host backend it runs through the host C++ compiler. The loop
+index ``i`` and the count ``n`` are 64-bit (``long long``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pygpu._generated_kernel import (
+    INDEX_TYPE,
+    all_dtypes,
+    check_sizes,
+    compile_kernels,
+    launch_size,
+    layout_asserts,
+    pack_arguments,
+    type_prelude,
+)
+from pygpu._pygpu import Function
+from pygpu.tools import Argument, VectorArg, parse_c_args
+
+__all__ = [
+    "ElementwiseKernel",
+    "get_elwise_kernel",
+    "get_elwise_kernel_and_types",
+    "get_elwise_module",
+    "get_elwise_range_module",
+]
+
+_BLOCK = 256
+_HOST_BLOCK = 1  # the host runs a block's threads one after another: one thread per block loops fastest
+
+
+def _kernel_source(
+    arguments: list[Argument], operation: str, name: str, loop_prep: str, after_loop: str, use_range: bool
+) -> str:
+    params = ", ".join([a.declarator() for a in arguments])
+    sep = ", " if params else ""
+    if use_range:
+        extra = f"{INDEX_TYPE} start, {INDEX_TYPE} stop, {INDEX_TYPE} step"
+        loop = "for (i = start + first * step; (step < 0) ? (i > stop) : (i < stop); i += threads * step)"
+        kname = f"{name}_range"
+    else:
+        extra = f"{INDEX_TYPE} n"
+        loop = "for (i = first; i < n; i += threads)"
+        kname = name
+    return f"""
+extern "C" __global__ void {kname}({params}{sep}{extra})
+{{
+  const {INDEX_TYPE} threads = ({INDEX_TYPE})blockDim.x * gridDim.x;
+  const {INDEX_TYPE} first = ({INDEX_TYPE})blockIdx.x * blockDim.x + threadIdx.x;
+  {INDEX_TYPE} i;
+  (void)first;
+  {loop_prep};
+  {loop}
+  {{
+    {operation};
+  }}
+  {after_loop};
+}}
+"""
+
+
+def _module_source(
+    arguments: list[Argument], operation: str, name: str, preamble: str, loop_prep: str, after_loop: str
+) -> str:
+    return "\n".join(
+        [
+            type_prelude(all_dtypes(arguments)),
+            preamble,
+            layout_asserts(all_dtypes(arguments)),
+            _kernel_source(arguments, operation, name, loop_prep, after_loop, False),
+            _kernel_source(arguments, operation, name, loop_prep, after_loop, True),
+        ]
+    )
+
+
+def _arguments(arguments: str | list[Any]) -> list[Argument]:
+    parsed = parse_c_args(arguments)
+    names = [a.name for a in parsed]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"argument names must be unique: {', '.join(duplicates)} declared more than once")
+    reserved = {"i", "n", "start", "stop", "step", "threads", "first"} & set(names)
+    if reserved:
+        raise ValueError(f"argument names {sorted(reserved)} are used by the generated loop: rename them")
+    return parsed
+
+
+def get_elwise_module(
+    arguments: str | list[Any],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: list[str] | None = None,
+    preamble: str = "",
+    loop_prep: str = "",
+    after_loop: str = "",
+) -> Any:
+    """The compiled module (a ``SourceModule``) holding kernel ``name`` and ``name_range``."""
+    from pygpu.compiler import SourceModule
+
+    parsed = _arguments(arguments)
+    from pygpu._generated_kernel import _include_dirs
+
+    return SourceModule(
+        _module_source(parsed, operation, name, preamble, loop_prep, after_loop),
+        options=options,
+        keep=keep,
+        no_extern_c=True,
+        include_dirs=_include_dirs(),
+    )
+
+
+def get_elwise_range_module(
+    arguments: str | list[Any],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: list[str] | None = None,
+    preamble: str = "",
+    loop_prep: str = "",
+    after_loop: str = "",
+) -> Any:
+    """As :func:`get_elwise_module` (the module holds both kernels; PyCUDA's name)."""
+    return get_elwise_module(arguments, operation, name, keep, options, preamble, loop_prep, after_loop)
+
+
+def get_elwise_kernel_and_types(
+    arguments: str | list[Any],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: list[str] | None = None,
+    use_range: bool = False,
+    **kwargs: Any,
+) -> tuple[Function, list[Argument]]:
+    """(the kernel, its parsed arguments); the kernel takes the arguments, then ``long long n``
+    (or ``start, stop, step`` with ``use_range``)."""
+    parsed = _arguments(arguments)
+    module = get_elwise_module(parsed, operation, name, keep, options, **kwargs)
+    func = module.get_function(f"{name}_range" if use_range else name)
+    return func, parsed
+
+
+def get_elwise_kernel(
+    arguments: str | list[Any],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: list[str] | None = None,
+    **kwargs: Any,
+) -> Function:
+    """The kernel only (see :func:`get_elwise_kernel_and_types`)."""
+    return get_elwise_kernel_and_types(arguments, operation, name, keep, options, **kwargs)[0]
+
+
+class ElementwiseKernel:
+    """``operation`` (C statements using ``i``) for every index, over GPUArrays and scalars
+    declared by ``arguments`` (``"float a, float *x"`` or a list of ``VectorArg``/``ScalarArg``).
+
+    Called as ``kernel(*args, range=None, slice=None, stream=None)``: without ``range``/``slice``
+    ``i`` runs over the size of the first array argument; ``range=slice(start, stop, step)``
+    runs exactly those indices, ``slice=`` is clipped to the first array as Python slices are.
+    """
+
+    def __init__(
+        self,
+        arguments: str | list[Any],
+        operation: str,
+        name: str = "kernel",
+        keep: bool = False,
+        options: list[str] | None = None,
+        preamble: str = "",
+        loop_prep: str = "",
+        after_loop: str = "",
+    ) -> None:
+        if not isinstance(operation, str):
+            raise TypeError(f"operation must be a str of C statements, not {type(operation).__name__}")
+        if not name.isidentifier():
+            raise ValueError(f"kernel name {name!r} is not a C identifier")
+        self.arguments = _arguments(arguments)
+        if not any(isinstance(a, VectorArg) for a in self.arguments):
+            raise ValueError("an ElementwiseKernel needs at least one array (pointer) argument to size its loop")
+        self.name = name
+        source = _module_source(self.arguments, operation, name, preamble, loop_prep, after_loop)
+        self.func, self.range_func = compile_kernels(
+            source, [name, f"{name}_range"], options, keep, all_dtypes(self.arguments), preamble
+        )
+
+    def get_texref(self, name: str) -> Any:
+        raise NotImplementedError("texture references were removed in CUDA 12; pass arrays as pointer arguments")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        range_ = kwargs.pop("range", None)
+        slice_ = kwargs.pop("slice", None)
+        stream = kwargs.pop("stream", None)
+        if kwargs:
+            raise TypeError(f"ElementwiseKernel got unknown keyword arguments: {', '.join(sorted(kwargs))}")
+        launch, vectors = pack_arguments(self.arguments, args, f"ElementwiseKernel {self.name!r}")
+        size = vectors[0].size
+        from pygpu._generated_kernel import host_backend
+
+        block = _HOST_BLOCK if host_backend() else _BLOCK
+        if range_ is not None and slice_ is not None:
+            raise TypeError("pass range= or slice=, not both")
+        if range_ is None and slice_ is None:
+            check_sizes(self.arguments, vectors, size, f"ElementwiseKernel {self.name!r}")
+            if size == 0:
+                return
+            self.func(*launch, np.int64(size), block=(block, 1, 1), grid=(launch_size(size, block), 1), stream=stream)
+            return
+        if slice_ is not None:
+            if not isinstance(slice_, slice):
+                raise TypeError(f"slice= takes a slice, not {type(slice_).__name__}")
+            start, stop, step = slice_.indices(size)
+        else:
+            if not isinstance(range_, (slice, range)):
+                raise TypeError(f"range= takes a slice or range, not {type(range_).__name__}")
+            if range_.stop is None:
+                raise ValueError("range= needs a stop")
+            start = 0 if range_.start is None else int(range_.start)
+            stop = int(range_.stop)
+            step = 1 if range_.step is None else int(range_.step)
+            if step == 0:
+                raise ValueError("range= step cannot be zero")
+        count = len(range(start, stop, step))
+        if count == 0:
+            return
+        self.range_func(
+            *launch,
+            np.int64(start),
+            np.int64(stop),
+            np.int64(step),
+            block=(block, 1, 1),
+            grid=(launch_size(count, block), 1),
+            stream=stream,
+        )

@@ -1,0 +1,185 @@
+"""PyCUDA's ``pycuda.reduction``: a reduction generated from a map expression (over index
+``i`` of the arguments) and a reduce expression (over ``a`` and ``b``).
+
+    dot = ReductionKernel(np.float64, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
+                          arguments="const double *x, const double *y")
+    dot(x, y).get()   # a 0-d GPUArray
+
+Two kernels, any length: the first gives one partial result per block (a grid-stride loop
+per thread, then a tree in shared memory), the second reduces the partials in one block.
+The reduce expression must be associative and commutative (threads combine in any order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pygpu._generated_kernel import (
+    INDEX_TYPE,
+    all_dtypes,
+    check_sizes,
+    compile_kernels,
+    host_backend,
+    launch_size,
+    layout_asserts,
+    pack_arguments,
+    type_prelude,
+)
+from pygpu.tools import VectorArg, dtype_to_ctype, parse_c_args
+
+__all__ = ["ReductionKernel", "get_reduction_source"]
+
+_BLOCK = 512
+_HOST_BLOCK = 32
+
+
+def _tree(out_type: str, block: int) -> str:
+    """Reduces ``acc`` of every thread of the block into ``shared[0]`` (block a power of two)."""
+    return f"""
+  shared[threadIdx.x] = acc;
+  __syncthreads();
+  for (unsigned int s = {block} / 2; s > 0; s >>= 1) {{
+    if (threadIdx.x < s) shared[threadIdx.x] = pygpu_reduce_op(shared[threadIdx.x], shared[threadIdx.x + s]);
+    __syncthreads();
+  }}
+"""
+
+
+def get_reduction_source(
+    out_type: str,
+    neutral: str,
+    reduce_expr: str,
+    map_expr: str,
+    params: str,
+    name: str,
+    preamble: str,
+    block: int,
+) -> str:
+    """The C source of the two kernels ``name_stage1`` and ``name_stage2``."""
+    sep = ", " if params else ""
+    return f"""
+{preamble}
+
+__device__ __forceinline__ {out_type} pygpu_reduce_op({out_type} a, {out_type} b)
+{{
+  return ({reduce_expr});
+}}
+
+extern "C" __global__ void {name}_stage1({params}{sep}{out_type} *pygpu_partial, {INDEX_TYPE} n)
+{{
+  __shared__ {out_type} shared[{block}];
+  const {INDEX_TYPE} threads = ({INDEX_TYPE})blockDim.x * gridDim.x;
+  {out_type} acc = ({neutral});
+  for ({INDEX_TYPE} i = ({INDEX_TYPE})blockIdx.x * blockDim.x + threadIdx.x; i < n; i += threads)
+    acc = pygpu_reduce_op(acc, ({map_expr}));
+  {_tree(out_type, block)}
+  if (threadIdx.x == 0) pygpu_partial[blockIdx.x] = shared[0];
+}}
+
+extern "C" __global__ void {name}_stage2(const {out_type} *pygpu_partial, {out_type} *pygpu_result, {INDEX_TYPE} n)
+{{
+  __shared__ {out_type} shared[{block}];
+  {out_type} acc = ({neutral});
+  for ({INDEX_TYPE} i = threadIdx.x; i < n; i += blockDim.x)
+    acc = pygpu_reduce_op(acc, pygpu_partial[i]);
+  {_tree(out_type, block)}
+  if (threadIdx.x == 0) *pygpu_result = shared[0];
+}}
+"""
+
+
+def _complex_neutral(dtype: np.dtype, neutral: str) -> str:
+    """pygpu's complex is an aggregate (no constructor from a number): "0" becomes 0 + 0i."""
+    if dtype.kind != "c":
+        return neutral
+    try:
+        float(neutral.rstrip("fF"))
+    except ValueError:
+        return neutral
+    real = "float" if dtype == np.complex64 else "double"
+    return f"pygpu::make_complex(({real})({neutral}), ({real})0)"
+
+
+class ReductionKernel:
+    """``reduce_expr`` (over ``a`` and ``b``, starting from ``neutral``) applied to
+    ``map_expr`` (over index ``i`` of ``arguments``; default ``in[i]``) for every ``i``
+    below the size of the first array argument; the result is a 0-d GPUArray of
+    ``dtype_out``. Called as ``kernel(*args, stream=None, out=None)``."""
+
+    def __init__(
+        self,
+        dtype_out: Any,
+        neutral: str,
+        reduce_expr: str,
+        map_expr: str | None = None,
+        arguments: str | list[Any] | None = None,
+        name: str = "reduce_kernel",
+        keep: bool = False,
+        options: list[str] | None = None,
+        preamble: str = "",
+        allocator: Any = None,
+    ) -> None:
+        if arguments is None:
+            raise ValueError("ReductionKernel needs arguments= (e.g. 'const float *in')")
+        if not name.isidentifier():
+            raise ValueError(f"kernel name {name!r} is not a C identifier")
+        self.dtype_out = np.dtype(dtype_out)
+        self.arguments = parse_c_args(arguments)
+        if not any(isinstance(a, VectorArg) for a in self.arguments):
+            raise ValueError("a ReductionKernel needs at least one array (pointer) argument to size the reduction")
+        names = [a.name for a in self.arguments]
+        if map_expr is None:
+            if "in" not in names:
+                raise ValueError("without map_expr, the arguments must include an array named 'in'")
+            map_expr = "in[i]"
+        self.name = name
+        self.allocator = allocator
+        self._block = _HOST_BLOCK if host_backend() else _BLOCK
+        out_type = dtype_to_ctype(self.dtype_out)
+        neutral = _complex_neutral(self.dtype_out, str(neutral))
+        params = ", ".join(a.declarator() for a in self.arguments)
+        dtypes = all_dtypes(self.arguments, self.dtype_out)
+        source = type_prelude(dtypes) + get_reduction_source(
+            out_type, neutral, reduce_expr, map_expr, params, name, f"{preamble}\n{layout_asserts(dtypes)}", self._block
+        )
+        self.stage1, self.stage2 = compile_kernels(
+            source,
+            [f"{name}_stage1", f"{name}_stage2"],
+            options,
+            keep,
+            all_dtypes(self.arguments, self.dtype_out),
+            preamble,
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from pygpu import gpuarray
+
+        stream = kwargs.pop("stream", None)
+        out = kwargs.pop("out", None)
+        allocator = kwargs.pop("allocator", None) or self.allocator
+        if kwargs:
+            raise TypeError(f"ReductionKernel got unknown keyword arguments: {', '.join(sorted(kwargs))}")
+        what = f"ReductionKernel {self.name!r}"
+        launch, vectors = pack_arguments(self.arguments, args, what)
+        n = vectors[0].size
+        check_sizes(self.arguments, vectors, n, what)
+        if out is None:
+            out = gpuarray.empty((), self.dtype_out, allocator=allocator)
+        elif getattr(out, "dtype", None) != self.dtype_out or getattr(out, "size", 0) != 1:
+            raise ValueError(f"{what}: out= must be a GPUArray of one {self.dtype_out} element")
+        block = self._block
+        blocks = launch_size(n, block) if n else 0
+        if blocks == 1:
+            # One block reduces everything: its partial is the result (no second launch, and
+            # one allocation, as PyCUDA's single-stage case).
+            self.stage1(*launch, out, np.int64(n), block=(block, 1, 1), grid=(1, 1), stream=stream)
+            return out
+        if blocks:
+            partial = gpuarray.empty((blocks,), self.dtype_out, allocator=allocator)
+            self.stage1(*launch, partial, np.int64(n), block=(block, 1, 1), grid=(blocks, 1), stream=stream)
+        else:
+            partial = out  # not read: stage 2 over no partials writes the neutral element
+        self.stage2(partial, out, np.int64(blocks), block=(block, 1, 1), grid=(1, 1), stream=stream)
+        return out

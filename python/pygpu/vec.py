@@ -1,0 +1,183 @@
+"""CUDA's vector types as numpy structured dtypes (PyCUDA's ``gpuarray.vec``):
+``vec.float3`` is ``np.dtype([("x", f4), ("y", f4), ("z", f4)])``, ``vec.make_float3(1, 2, 3)``
+a scalar of it that kernels take by value; GPUArrays of them pass as ``float3 *``.
+
+Structs of your own: ``register_struct("my_t", dtype, c_decl)`` names a structured dtype so
+generated kernels (ElementwiseKernel, ReductionKernel) accept ``my_t`` in their argument
+lists; a kernel that uses it checks ``sizeof`` at compile time and every field's offset
+once by a probe kernel, so a padding mismatch is an error, not garbage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "c_name_to_dtype",
+    "dtype_to_c_name",
+    "layout_checks",
+    "register_struct",
+    "struct_definitions",
+]
+
+_c_name_to_dtype: dict[str, np.dtype] = {}
+_dtype_to_c_name: dict[np.dtype, str] = {}
+# C definitions that generated kernels need for registered structs (CUDA's own vector
+# types are built in on the device; the host header defines them too, see _VECTOR_DEFS).
+_definitions: dict[str, str] = {}
+
+_FIELDS = "xyzw"
+# CUDA's vector types: (base name, numpy type, counts, CUDA's alignment per count).
+_VECTORS: list[tuple[str, Any, tuple[int, ...]]] = [
+    ("char", np.int8, (1, 2, 3, 4)),
+    ("uchar", np.uint8, (1, 2, 3, 4)),
+    ("short", np.int16, (1, 2, 3, 4)),
+    ("ushort", np.uint16, (1, 2, 3, 4)),
+    ("int", np.int32, (1, 2, 3, 4)),
+    ("uint", np.uint32, (1, 2, 3, 4)),
+    ("long", np.int64, (1, 2, 3, 4)),
+    ("ulong", np.uint64, (1, 2, 3, 4)),
+    ("longlong", np.int64, (1, 2)),
+    ("ulonglong", np.uint64, (1, 2)),
+    ("float", np.float32, (1, 2, 3, 4)),
+    ("double", np.float64, (1, 2)),
+]
+
+
+def register_struct(c_name: str, dtype: Any, c_decl: str | None = None) -> np.dtype:
+    """Makes the structured ``dtype`` known to generated kernels as the C type ``c_name``.
+    ``c_decl`` is its C definition (``struct c_name {...};``), added to the kernels that use
+    it; leave it out for a type the kernel's preamble (or CUDA) already defines."""
+    dt: np.dtype = np.dtype(dtype)
+    if dt.fields is None:
+        raise ValueError(f"register_struct({c_name!r}): {dt} is not a structured dtype")
+    known = _c_name_to_dtype.get(c_name)
+    if known is not None and known != dt:
+        raise ValueError(f"C type {c_name!r} is already registered with a different dtype ({known})")
+    _c_name_to_dtype[c_name] = dt
+    _dtype_to_c_name.setdefault(dt, c_name)
+    if c_decl is not None:
+        _definitions[c_name] = c_decl
+    return dt
+
+
+def c_name_to_dtype(c_name: str) -> np.dtype | None:
+    found: np.dtype | None = _c_name_to_dtype.get(c_name)
+    return found
+
+
+def dtype_to_c_name(dtype: Any) -> str | None:
+    return _dtype_to_c_name.get(np.dtype(dtype))
+
+
+def struct_definitions(dtypes: list[np.dtype]) -> str:
+    """The C definitions of the registered structs among ``dtypes``."""
+    out = []
+    for dt in dtypes:
+        name = _dtype_to_c_name.get(dt)
+        if name is not None and name in _definitions:
+            out.append(_definitions[name])
+    return "\n".join(dict.fromkeys(out))
+
+
+def layout_checks(dtypes: list[np.dtype]) -> str:
+    """``static_assert``s that the C size of each struct among ``dtypes`` is numpy's (field
+    offsets are not constant expressions in NVRTC: :func:`check_field_offsets` runs them)."""
+    lines = []
+    for dt in dict.fromkeys(dtypes):
+        name = _dtype_to_c_name.get(dt)
+        if name is None or dt.fields is None:
+            continue
+        lines.append(
+            f"static_assert(sizeof({name}) == {dt.itemsize}, \"sizeof({name}) differs from its numpy dtype's "
+            f'itemsize {dt.itemsize}: make the dtype match the C struct (padding, align=True)");'
+        )
+    return "\n".join(lines)
+
+
+_checked: set[tuple[Any, ...]] = set()
+
+
+def check_field_offsets(dtype: np.dtype, preamble: str = "") -> None:
+    """Raises ValueError unless every field of the registered struct ``dtype`` lies at the
+    same byte offset in C (as the device compiler lays it out) as in numpy. Runs a small
+    kernel once per dtype, backend and device."""
+    from pygpu._pygpu import backend, cudaGetDevice
+
+    name = _dtype_to_c_name.get(dtype)
+    if name is None or dtype.fields is None:
+        return
+    key = (dtype, name, preamble, backend(), cudaGetDevice()[0])
+    if key in _checked:
+        return
+    from pygpu._pygpu import mem_alloc, memcpy_dtoh
+    from pygpu.compiler import SourceModule
+
+    fields = list(dtype.fields.items())
+    body = "\n".join(
+        f"  out[{k}] = (long long)((const char*)&p->{field} - (const char*)p);" for k, (field, _) in enumerate(fields)
+    )
+    source = (
+        f"{struct_definitions([dtype])}\n{preamble}\n"
+        f'extern "C" __global__ void pygpu_field_offsets(const {name} *p, long long *out)\n{{\n{body}\n}}\n'
+    )
+    module = SourceModule(source, no_extern_c=True)
+    probe = mem_alloc(dtype.itemsize)
+    out = mem_alloc(8 * len(fields))
+    module.get_function("pygpu_field_offsets")(probe, out, block=(1, 1, 1), grid=(1, 1))
+    offsets = np.empty(len(fields), np.int64)
+    memcpy_dtoh(offsets, out)
+    for (field, info), c_offset in zip(fields, offsets, strict=True):
+        if int(c_offset) != info[1]:
+            raise ValueError(
+                f"struct {name}: field {field} is at byte {int(c_offset)} in C but at byte {info[1]} in the numpy "
+                f"dtype {dtype}: make the dtype match the C struct (padding, align=True)"
+            )
+    _checked.add(key)
+
+
+def _vector_dtype(base: Any, count: int) -> np.dtype:
+    return np.dtype([(_FIELDS[i], base) for i in range(count)])
+
+
+def _make(dtype: np.dtype) -> Any:
+    def make(*values: Any) -> Any:
+        if len(values) != len(dtype.names or ()):
+            raise TypeError(f"expected {len(dtype.names or ())} components, got {len(values)}")
+        return np.array(values, dtype=dtype)[()]
+
+    return make
+
+
+def _fill(dtype: np.dtype) -> Any:
+    def filled(value: Any) -> Any:
+        return np.array((value,) * len(dtype.names or ()), dtype=dtype)[()]
+
+    return filled
+
+
+def _zero(dtype: np.dtype) -> Any:
+    def zero() -> Any:
+        return np.zeros((), dtype=dtype)[()]
+
+    return zero
+
+
+for _base, _np_type, _counts in _VECTORS:
+    for _count in _counts:
+        _name = f"{_base}{_count}"
+        _dt = _vector_dtype(_np_type, _count)
+        register_struct(_name, _dt)
+        globals()[_name] = _dt
+        globals()[f"make_{_name}"] = _make(_dt)
+        globals()[f"filled_{_name}"] = _fill(_dt)
+        globals()[f"zero_{_name}"] = _zero(_dt)
+        __all__ += [_name, f"make_{_name}", f"filled_{_name}", f"zero_{_name}"]  # noqa: PLE0604
+del _base, _np_type, _counts, _count, _name, _dt
+
+
+def __getattr__(name: str) -> Any:
+    # The vector types above are made in a loop; this tells type checkers they exist.
+    raise AttributeError(f"module 'pygpu.vec' has no attribute {name!r}")
