@@ -32,7 +32,7 @@ def check(ok: bool, what: str) -> None:
 def declared(source: Path) -> tuple[list[str], list[str]]:
     """(kernels, globals) in source order, from PYGPU_EXPORT(K) and PYGPU_GLOBAL(T, G) lines.
 
-    Kernels that X-macros instantiate (kernels/pygpu_types.h) are found in the host build's
+    Kernels that X-macros instantiate (pygpu/include/pygpu_types.h) are found in the host build's
     preprocessed text, where each export has become its pygpu_run_blocks_K entry point."""
     text = source.read_text()
     kernels = re.findall(r"^\s*PYGPU_EXPORT\((\w+)\)", text, re.M)

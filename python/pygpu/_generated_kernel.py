@@ -58,13 +58,11 @@ def compile_kernels(
 
 
 def _include_dirs() -> list[str]:
-    """Where pygpu_types.h (complex) and the pygpu_kernel.h it includes are: the package's
-    include folder and, in a development checkout, kernels/."""
+    """The package's include folder: pygpu_types.h (complex) and the pygpu_kernel.h it includes,
+    shipped in the wheel."""
     from pathlib import Path
 
-    here = Path(pygpu.__file__).parent
-    folders = [here / "include", here.parent.parent / "kernels"]
-    return [str(p) for p in folders if (p / "pygpu_types.h").is_file() or (p / "pygpu_kernel.h").is_file()]
+    return [str(Path(pygpu.__file__).parent / "include")]
 
 
 def launch_size(n: int, block: int) -> int:

@@ -1,5 +1,5 @@
 """The one table of the dtypes GPUArray holds: numpy dtype, DLPack type code and the
-suffix of the bundled kernels' names (``kernels/pygpu_types.h`` lists the same dtypes)."""
+suffix of the bundled kernels' names (``pygpu/include/pygpu_types.h`` lists the same dtypes)."""
 
 from __future__ import annotations
 
