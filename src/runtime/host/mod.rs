@@ -237,6 +237,9 @@ fn layout(bytes: usize) -> Result<Layout> {
 
 mod attributes;
 mod backend;
+mod function_attributes;
+mod kernels;
+mod memory;
 pub(crate) mod module;
 mod pool;
 #[cfg(test)]
