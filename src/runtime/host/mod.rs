@@ -244,3 +244,4 @@ pub(crate) mod module;
 mod pool;
 #[cfg(test)]
 mod tests;
+mod worker_memory;
