@@ -12,16 +12,14 @@ is current and makes the object unusable. Nothing is ever destroyed.
 
 from __future__ import annotations
 
-import enum
-import operator
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from pygpu._contexts import Context, Device, LogicError
 from pygpu._driver_enums import (
     ctx_flags,
     device_attribute,
@@ -54,29 +52,8 @@ from pygpu._pygpu import (
     Module,
     IPCMemoryHandle,
     RegisteredHostMemory,
-    cudaDeviceCanAccessPeer,
-    cudaDeviceGetAttribute,
-    cudaDeviceGetCacheConfig,
-    cudaDeviceGetLimit,
-    cudaDeviceProp,
-    cudaDeviceSetCacheConfig,
-    cudaDeviceSetLimit,
-    cudaDeviceSynchronize,
     cudaDriverGetVersion,
-    device_attributes,
-    cudaError,
-    cudaEvent_t,
-    cudaEventElapsedTime,
-    cudaEventQuery,
-    cudaEventRecord,
-    cudaEventSynchronize,
-    cudaGetDevice,
     cudaGetDeviceCount,
-    cudaSetDevice,
-    cudaStream_t,
-    cudaStreamQuery,
-    cudaStreamSynchronize,
-    cudaStreamWaitEvent,
     mem_alloc,
     mem_get_info,
     memcpy_dtod,
@@ -87,6 +64,7 @@ from pygpu._pygpu import (
     memset_d16,
     memset_d32,
 )
+from pygpu._streams import Event, Stream, event_flags
 from pygpu._texrefs import (
     SurfaceReference,
     TextureReference,
@@ -176,9 +154,6 @@ __all__ = [
     "to_device",
 ]
 
-#: The ``limit`` enumeration, under a name that ``Context.get_limit``'s parameter does not shadow.
-_Limit = limit
-
 #: PyCUDA's base exception: every runtime failure is a ``CudaError``.
 Error = CudaError
 
@@ -209,11 +184,6 @@ class CompileError(Error):
             if output:
                 text += f"\n[{label}]\n{output.rstrip()}"
         return text
-
-
-class LogicError(RuntimeError):
-    """The calls were made in an order that cannot work (e.g. ``Context.pop`` with an
-    empty context stack)."""
 
 
 def init(flags: int = 0) -> None:
@@ -379,258 +349,6 @@ def memset_d16_async(dest: Any, data: int, count: int, stream: Any = None) -> No
 
 def memset_d32_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
     memset_d32(dest, data, count, stream)
-
-
-# ------------------------------------------------------------------------ streams, events
-
-
-def _ready(status: cudaError) -> bool:
-    """A query's answer: done (cudaSuccess), pending (cudaErrorNotReady), else raise."""
-    if status == 600:
-        return False
-    status.check()
-    return True
-
-
-class Stream(cudaStream_t):
-    """A stream (``cudaStream_t``); ``handle`` is the raw handle as an int."""
-
-    def synchronize(self) -> None:
-        cudaStreamSynchronize(self).check()
-
-    def is_done(self) -> bool:
-        return _ready(cudaStreamQuery(self))
-
-    def wait_for_event(self, event: cudaEvent_t) -> None:
-        cudaStreamWaitEvent(self, event).check()
-
-
-class event_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    DEFAULT = 0
-    BLOCKING_SYNC = 1
-    DISABLE_TIMING = 2
-
-
-class Event(cudaEvent_t):
-    """An event (``cudaEvent_t``); methods return self where PyCUDA's do."""
-
-    def record(self, stream: Any = None) -> Event:
-        cudaEventRecord(self, stream).check()
-        return self
-
-    def synchronize(self) -> Event:
-        cudaEventSynchronize(self).check()
-        return self
-
-    def query(self) -> bool:
-        return _ready(cudaEventQuery(self))
-
-    def time_since(self, event: cudaEvent_t) -> float:
-        """Milliseconds from ``event`` to this event."""
-        ms, status = cudaEventElapsedTime(event, self)
-        status.check()
-        return ms
-
-    def time_till(self, event: cudaEvent_t) -> float:
-        """Milliseconds from this event to ``event``."""
-        ms, status = cudaEventElapsedTime(self, event)
-        status.check()
-        return ms
-
-
-# ------------------------------------------------------------------------ devices
-
-
-class Device:
-    """Device ``n`` (an ordinal of the active backend)."""
-
-    def __init__(self, ordinal: int) -> None:
-        count = Device.count()
-        try:
-            ordinal = operator.index(ordinal)
-        except TypeError as e:
-            raise TypeError(f"a device ordinal is an int, not {type(ordinal).__name__}") from e
-        if not 0 <= ordinal < count:
-            raise ValueError(f"no device {ordinal!r}: there are {count} device(s)")
-        self.ordinal = ordinal
-
-    @staticmethod
-    def count() -> int:
-        n, status = cudaGetDeviceCount()
-        status.check()
-        return n
-
-    def _props(self) -> cudaDeviceProp:
-        return cudaDeviceProp(self.ordinal)
-
-    def name(self) -> str:
-        return self._props().name
-
-    def compute_capability(self) -> tuple[int, int]:
-        return self._props().compute_capability
-
-    def total_memory(self) -> int:
-        return self._props().totalGlobalMem
-
-    def pci_bus_id(self) -> str:
-        """``domain:bus:device.function`` in hex, e.g. ``0000:3b:00.0``."""
-        p = self._props()
-        return f"{p.pciDomainID:04x}:{p.pciBusID:02x}:{p.pciDeviceID:02x}.0"
-
-    def get_attribute(self, attr: device_attribute | int) -> int:
-        """The value of one ``device_attribute`` (``cuDeviceGetAttribute``)."""
-        try:
-            number = device_attribute(attr)
-        except ValueError as e:
-            raise ValueError(f"{attr!r} is not a device_attribute (CUDA 12 has numbers 1 to 143)") from e
-        value, status = cudaDeviceGetAttribute(int(number), self.ordinal)
-        status.check()
-        return value
-
-    def get_attributes(self) -> dict[device_attribute, int]:
-        """Every attribute the backend knows, keyed by ``device_attribute`` (PyCUDA leaves out
-        the ones the driver does not report; so does this)."""
-        known = {int(a) for a in device_attribute}
-        return {device_attribute(n): v for n, v in device_attributes(self.ordinal).items() if n in known}
-
-    def __getattr__(self, name: str) -> int:
-        # PyCUDA's spelling dev.MAX_THREADS_PER_BLOCK for dev.get_attribute(...).
-        if name.isupper() and name in device_attribute.__members__:
-            return self.get_attribute(device_attribute[name])
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def can_access_peer(self, dev: Device) -> bool:
-        """Whether this device can address memory of ``dev`` directly (never of itself)."""
-        if not isinstance(dev, Device):
-            raise TypeError(f"can_access_peer expects a Device, not {type(dev).__name__}")
-        can, status = cudaDeviceCanAccessPeer(self.ordinal, dev.ordinal)
-        status.check()
-        return bool(can)
-
-    def make_context(self, flags: int = 0) -> Context:
-        """The device's primary context, made current (pushed); pop or detach it later."""
-        if flags != 0:
-            raise ValueError("make_context flags other than 0 are not supported (primary contexts)")
-        context = Context(self)
-        context.push()
-        return context
-
-    def retain_primary_context(self) -> Context:
-        return Context(self)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Device) and other.ordinal == self.ordinal
-
-    def __hash__(self) -> int:
-        return hash(("pygpu.Device", self.ordinal))
-
-    def __int__(self) -> int:
-        return self.ordinal
-
-    def __repr__(self) -> str:
-        return f"<pygpu.driver.Device {self.ordinal}>"
-
-
-class _ContextStack(threading.local):
-    def __init__(self) -> None:
-        self.entries: list[tuple[Context, int]] = []
-
-
-_stack = _ContextStack()
-
-
-def _current_device() -> int:
-    device, status = cudaGetDevice()
-    status.check()
-    return device
-
-
-class Context:
-    """A device's primary context. ``push`` makes its device current (remembering the
-    previous one), ``Context.pop`` restores it; the stack is per thread."""
-
-    def __init__(self, device: Device | int) -> None:
-        self.device = device if isinstance(device, Device) else Device(device)
-        self._detached = False
-
-    def push(self) -> None:
-        if self._detached:
-            raise LogicError("this context was detached and can no longer be pushed")
-        previous = _current_device()
-        cudaSetDevice(self.device.ordinal).check()
-        _stack.entries.append((self, previous))
-
-    @staticmethod
-    def pop() -> None:
-        """Makes the previously current device current again."""
-        if not _stack.entries:
-            raise LogicError("Context.pop: the context stack is empty")
-        _context, previous = _stack.entries[-1]
-        cudaSetDevice(previous).check()
-        _stack.entries.pop()
-
-    @staticmethod
-    def attach(flags: int = 0) -> Context:
-        """The current device's (primary) context, as PyCUDA's ``Context.attach``: not pushed;
-        ``detach()`` it when done."""
-        if flags != 0:
-            raise ValueError("attach flags must be 0")
-        return Context(_current_device())
-
-    def detach(self) -> None:
-        """Pops this context if it is current; afterwards it cannot be pushed again."""
-        if self._detached:
-            return
-        entries = _stack.entries
-        if entries and entries[-1][0] is self:
-            Context.pop()
-        elif any(c is self for c, _ in entries):
-            raise LogicError("cannot detach a context that is on the stack below another one: pop that first")
-        self._detached = True
-
-    @staticmethod
-    def synchronize() -> None:
-        """Waits for all work of the current device."""
-        cudaDeviceSynchronize().check()
-
-    @staticmethod
-    def get_limit(limit: _Limit | int) -> int:
-        """A resource ``limit`` of the current device's context (``cuCtxGetLimit``)."""
-        value, status = cudaDeviceGetLimit(int(_Limit(limit)))
-        status.check()
-        return value
-
-    @staticmethod
-    def set_limit(limit: _Limit | int, value: int) -> None:
-        """Sets a resource ``limit``, e.g. ``limit.MALLOC_HEAP_SIZE`` for in-kernel malloc. On
-        the host backend the value is recorded and reported back but constrains nothing."""
-        cudaDeviceSetLimit(int(_Limit(limit)), value).check()
-
-    @staticmethod
-    def get_cache_config() -> func_cache:
-        """The current device's preferred split of L1 and shared memory."""
-        config, status = cudaDeviceGetCacheConfig()
-        status.check()
-        return func_cache(config)
-
-    @staticmethod
-    def set_cache_config(config: func_cache | int) -> None:
-        """A preference (``func_cache``) the GPU may ignore; each kernel's own one wins."""
-        cudaDeviceSetCacheConfig(int(func_cache(config))).check()
-
-    @staticmethod
-    def get_device() -> Device:
-        """The current device."""
-        return Device(_current_device())
-
-    @staticmethod
-    def get_current() -> Context | None:
-        """The context on top of this thread's stack, if any."""
-        return _stack.entries[-1][0] if _stack.entries else None
-
-    def __repr__(self) -> str:
-        state = " (detached)" if self._detached else ""
-        return f"<pygpu.driver.Context of device {self.device.ordinal}{state}>"
 
 
 # ------------------------------------------------------------------------ kernel arguments

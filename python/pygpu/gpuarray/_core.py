@@ -1,6 +1,6 @@
 """``GPUArray`` itself: a typed view of device memory (an allocation, the byte offset of
 element 0 in it, a shape, a dtype and byte strides, possibly negative or zero), its
-attributes, indexing and the views (``reshape``, ``transpose``, ``view``...) that share
+attributes, indexing (``_indexing``) and the views (``reshape``, ``transpose``, ``view``...) that share
 the allocation. Transfers, interop and arithmetic come from the mixins of the sibling
 modules."""
 
@@ -23,6 +23,7 @@ from pygpu._pygpu import (
 from pygpu.gpuarray import _creation
 from pygpu.gpuarray._arithmetic import ArithmeticMixin
 from pygpu.gpuarray._dtypes import check_dtype
+from pygpu.gpuarray._indexing import basic_index
 from pygpu.gpuarray._interop import InteropMixin
 from pygpu.gpuarray._reductions import ReductionMixin
 from pygpu.gpuarray._layout import (
@@ -317,63 +318,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
         )
 
     def __getitem__(self, key: Any) -> GPUArray:
-        if not isinstance(key, tuple):
-            key = (key,)
-        ndim = len(self.shape)
-        n_ellipsis = 0
-        n_real = 0
-        for k in key:
-            if k is Ellipsis:
-                n_ellipsis += 1
-            elif k is not None:
-                n_real += 1
-        if n_ellipsis > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        if n_real > ndim:
-            raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {n_real} were indexed")
-        offset = self._offset
-        shape: list[int] = []
-        strides: list[int] = []
-        axis = 0
-        fill = ndim - n_real
-        for k in key:
-            if k is None:
-                shape.append(1)
-                strides.append(0)
-            elif k is Ellipsis:
-                shape.extend(self.shape[axis : axis + fill])
-                strides.extend(self.strides[axis : axis + fill])
-                axis += fill
-            elif isinstance(k, slice):
-                n, s = self.shape[axis], self.strides[axis]
-                start, stop, step = k.indices(n)
-                length = len(range(start, stop, step))
-                if length:
-                    offset += start * s
-                shape.append(length)
-                strides.append(s * step)
-                axis += 1
-            else:
-                if isinstance(k, (bool, np.bool_)) or not hasattr(k, "__index__"):
-                    raise IndexError(
-                        "only integers, slices (`:`), ellipsis (`...`) and numpy.newaxis (`None`) are valid "
-                        f"GPUArray indices, not {type(k).__name__}: advanced (array) indexing is not supported"
-                    )
-                try:
-                    i = operator.index(k)
-                except TypeError as e:
-                    raise IndexError(f"invalid index {k!r}: an integer array index needs a 0-d integer array") from e
-                n = self.shape[axis]
-                if i < -n or i >= n:
-                    raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-                if i < 0:
-                    i += n
-                offset += i * self.strides[axis]
-                axis += 1
-        if axis < ndim:
-            shape.extend(self.shape[axis:])
-            strides.extend(self.strides[axis:])
-        return self._view(offset, tuple(shape), tuple(strides))
+        return self._view(*basic_index(self._offset, self.shape, self.strides, key))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if self._readonly:

@@ -44,33 +44,7 @@ impl Backend for CudaBackend {
     }
 
     fn device_properties(&self, device: i32) -> Result<DeviceProperties> {
-        check(self.init_status)?;
-        let mut dev: CUdevice = 0;
-        // SAFETY: valid out-pointer; the driver validates the ordinal.
-        check(unsafe { (self.api.cuDeviceGet)(&mut dev, device) })?;
-        let mut name = [0 as c_char; 256];
-        // SAFETY: the buffer holds 256 bytes and the driver NUL-terminates within it.
-        check(unsafe { (self.api.cuDeviceGetName)(name.as_mut_ptr(), name.len() as c_int, dev) })?;
-        // SAFETY: NUL-terminated by the driver (and the last byte is still 0).
-        let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
-        let mut uuid = CUuuid { bytes: [0; 16] };
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.cuDeviceGetUuid_v2)(&mut uuid, dev) })?;
-        let mut total: usize = 0;
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.cuDeviceTotalMem_v2)(&mut total, dev) })?;
-        use CUdevice_attribute::*;
-        Ok(DeviceProperties {
-            name,
-            uuid: uuid.bytes.map(|b| b as u8),
-            pci_bus_id: self.attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev)?,
-            pci_device_id: self.attribute(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev)?,
-            pci_domain_id: self.attribute(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev)?,
-            total_global_mem: total,
-            major: self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?,
-            minor: self.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)?,
-            multi_processor_count: self.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)?,
-        })
+        self.cuda_device_properties(device)
     }
 
     fn mem_get_info(&self) -> Result<(usize, usize)> {
@@ -117,66 +91,21 @@ impl Backend for CudaBackend {
     }
 
     unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.ensure_context()?;
-        // SAFETY: the caller vouches for src; the driver validates dst.
-        check(unsafe {
-            match s {
-                None => (self.api.cuMemcpyHtoD_v2)(dst, src as *const c_void, bytes),
-                Some(_) => (self.api.cuMemcpyHtoDAsync_v2)(dst, src as *const c_void, bytes, stream(s)),
-            }
-        })
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cuda_memcpy_htod(dst, src, bytes, s) }
     }
 
     unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.ensure_context()?;
-        // SAFETY: the caller vouches for dst; the driver validates src.
-        check(unsafe {
-            match s {
-                None => (self.api.cuMemcpyDtoH_v2)(dst as *mut c_void, src, bytes),
-                Some(_) => (self.api.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src, bytes, stream(s)),
-            }
-        })
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cuda_memcpy_dtoh(dst, src, bytes, s) }
     }
 
     fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.ensure_context()?;
-        // SAFETY: only device addresses, which the driver validates.
-        check(unsafe {
-            match s {
-                None => (self.api.cuMemcpyDtoD_v2)(dst, src, bytes),
-                Some(_) => (self.api.cuMemcpyDtoDAsync_v2)(dst, src, bytes, stream(s)),
-            }
-        })
+        self.cuda_memcpy_dtod(dst, src, bytes, s)
     }
 
     fn memset_value(&self, dst: DevicePtr, value: MemsetValue, count: usize, s: Option<StreamHandle>) -> Result<()> {
-        if count == 0 {
-            return Ok(());
-        }
-        self.ensure_context()?;
-        // SAFETY: only device addresses, which the driver validates.
-        check(unsafe {
-            match value {
-                MemsetValue::U8(v) => (self.api.cuMemsetD8Async)(dst, v, count, stream(s)),
-                MemsetValue::U16(v) => (self.api.cuMemsetD16Async)(dst, v, count, stream(s)),
-                MemsetValue::U32(v) => (self.api.cuMemsetD32Async)(dst, v, count, stream(s)),
-            }
-        })?;
-        if s.is_none() {
-            // Synchronous semantics, as cudaMemset on the default stream is to the host.
-            // SAFETY: a context is current.
-            check(unsafe { (self.api.cuStreamSynchronize)(null_mut()) })?;
-        }
-        Ok(())
+        self.cuda_memset_value(dst, value, count, s)
     }
 
     fn stream_create(&self, flags: u32) -> Result<StreamHandle> {
@@ -258,57 +187,7 @@ impl Backend for CudaBackend {
     }
 
     fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
-        self.ensure_context()?;
-        // PTX is text and must be NUL-terminated; a trailing NUL is harmless for binaries.
-        let mut data = Vec::with_capacity(image.len() + 1);
-        data.extend_from_slice(image);
-        data.push(0);
-        let mut info_log = vec![0u8; JIT_LOG_BYTES];
-        let mut error_log = vec![0u8; JIT_LOG_BYTES];
-        let mut options = [
-            CU_JIT_INFO_LOG_BUFFER,
-            CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-            CU_JIT_ERROR_LOG_BUFFER,
-            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        ];
-        // Option values are passed as pointer-sized words: buffers, and sizes cast to pointers.
-        let mut values = [
-            info_log.as_mut_ptr() as *mut c_void,
-            JIT_LOG_BYTES as *mut c_void,
-            error_log.as_mut_ptr() as *mut c_void,
-            JIT_LOG_BYTES as *mut c_void,
-        ];
-        let mut module: CUmodule = null_mut();
-        // SAFETY: data is a NUL-terminated image; the log buffers live across the call and
-        // their sizes are given; options and values have the same length.
-        let code = unsafe {
-            (self.api.cuModuleLoadDataEx)(
-                &mut module,
-                data.as_ptr() as *const c_void,
-                options.len() as c_uint,
-                options.as_mut_ptr(),
-                values.as_mut_ptr(),
-            )
-        };
-        if code != 0 {
-            let log = |buf: &[u8]| {
-                String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())])
-                    .trim()
-                    .to_string()
-            };
-            let detail =
-                [log(&error_log), log(&info_log)].into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
-            return Err(Error::Detailed {
-                code,
-                backend: BackendKind::Cuda,
-                detail: if detail.is_empty() {
-                    "the JIT log is empty".to_string()
-                } else {
-                    format!("JIT log:\n{detail}")
-                },
-            });
-        }
-        Ok(ModuleHandle(module as usize))
+        self.cuda_module_load(image)
     }
 
     unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
@@ -376,20 +255,7 @@ impl Backend for CudaBackend {
         dynamic_shared: usize,
         block_limit: i32,
     ) -> Result<(i32, i32)> {
-        self.ensure_context()?;
-        let (mut grid, mut block): (c_int, c_int) = (0, 0);
-        // SAFETY: live function handle, valid out-pointers, no per-block-size callback.
-        check(unsafe {
-            (self.api.cuOccupancyMaxPotentialBlockSize)(
-                &mut grid,
-                &mut block,
-                function.0 as CUfunction,
-                null_mut(),
-                dynamic_shared,
-                block_limit,
-            )
-        })?;
-        Ok((grid, block))
+        self.cuda_max_potential_block_size(function, dynamic_shared, block_limit)
     }
 
     unsafe fn launch_kernel(
@@ -399,27 +265,8 @@ impl Backend for CudaBackend {
         s: StreamHandle,
         args: &KernelArgs,
     ) -> Result<()> {
-        self.ensure_context()?;
-        let mut pointers = args.pointers();
-        let [gx, gy, gz] = config.grid;
-        let [bx, by, bz] = config.block;
-        // SAFETY: the caller vouches that args match the kernel; the driver copies the
-        // values before returning, so `pointers` need only live across the call.
-        check(unsafe {
-            (self.api.cuLaunchKernel)(
-                function.0 as CUfunction,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                config.shared_bytes,
-                stream(Some(s)),
-                if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
-                null_mut(),
-            )
-        })
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cuda_launch_kernel(function, config, s, args) }
     }
 
     fn stream_begin_capture(&self, s: StreamHandle) -> Result<()> {
@@ -571,83 +418,8 @@ impl Backend for CudaBackend {
     }
 
     unsafe fn memcpy_pitched(&self, copy: &PitchedCopy, s: Option<StreamHandle>) -> Result<()> {
-        copy.validate()?;
-        if copy.is_empty() {
-            return Ok(());
-        }
-        if let (Memory::Host(_), Memory::Host(_)) = (copy.src.memory, copy.dst.memory) {
-            // No device involved: plain copies on the CPU, after the stream's earlier work.
-            // SAFETY: forwarded from the caller.
-            return unsafe { copy.by_rows(self, s) };
-        }
-        self.ensure_context()?;
-        let side = |p: &PitchedSide| match p.memory {
-            Memory::Host(h) => (CUmemorytype::CU_MEMORYTYPE_HOST, h as *mut c_void, 0),
-            Memory::Device(d) => (CUmemorytype::CU_MEMORYTYPE_DEVICE, null_mut(), d),
-        };
-        let ((src_type, src_host, src_device), (dst_type, dst_host, dst_device)) = (side(&copy.src), side(&copy.dst));
-        if copy.depth == 1 && copy.src.z == 0 && copy.dst.z == 0 {
-            let params = CUDA_MEMCPY2D {
-                srcXInBytes: copy.src.x_in_bytes,
-                srcY: copy.src.y,
-                srcMemoryType: src_type,
-                srcHost: src_host,
-                srcDevice: src_device,
-                srcArray: null_mut(),
-                srcPitch: copy.src.pitch,
-                dstXInBytes: copy.dst.x_in_bytes,
-                dstY: copy.dst.y,
-                dstMemoryType: dst_type,
-                dstHost: dst_host,
-                dstDevice: dst_device,
-                dstArray: null_mut(),
-                dstPitch: copy.dst.pitch,
-                WidthInBytes: copy.width_in_bytes,
-                Height: copy.height,
-            };
-            // SAFETY: params describes host memory the caller vouches for and device memory
-            // the driver validates.
-            return check(unsafe {
-                match s {
-                    None => (self.api.cuMemcpy2D_v2)(&params),
-                    Some(_) => (self.api.cuMemcpy2DAsync_v2)(&params, stream(s)),
-                }
-            });
-        }
-        let params = CUDA_MEMCPY3D {
-            srcXInBytes: copy.src.x_in_bytes,
-            srcY: copy.src.y,
-            srcZ: copy.src.z,
-            srcLOD: 0,
-            srcMemoryType: src_type,
-            srcHost: src_host,
-            srcDevice: src_device,
-            srcArray: null_mut(),
-            reserved0: null_mut(),
-            srcPitch: copy.src.pitch,
-            srcHeight: copy.src.height,
-            dstXInBytes: copy.dst.x_in_bytes,
-            dstY: copy.dst.y,
-            dstZ: copy.dst.z,
-            dstLOD: 0,
-            dstMemoryType: dst_type,
-            dstHost: dst_host,
-            dstDevice: dst_device,
-            dstArray: null_mut(),
-            reserved1: null_mut(),
-            dstPitch: copy.dst.pitch,
-            dstHeight: copy.dst.height,
-            WidthInBytes: copy.width_in_bytes,
-            Height: copy.height,
-            Depth: copy.depth,
-        };
-        // SAFETY: as for the 2-D copy.
-        check(unsafe {
-            match s {
-                None => (self.api.cuMemcpy3D_v2)(&params),
-                Some(_) => (self.api.cuMemcpy3DAsync_v2)(&params, stream(s)),
-            }
-        })
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cuda_memcpy_pitched(copy, s) }
     }
 
     fn context_get_limit(&self, limit: i32) -> Result<usize> {
@@ -692,50 +464,16 @@ impl Backend for CudaBackend {
     }
 
     fn pool_malloc(&self, bytes: usize, s: StreamHandle) -> Result<DevicePtr> {
-        if bytes == 0 {
-            return Ok(0);
-        }
-        self.ensure_context()?;
-        if self.memory_pool(self.get_device()?)?.is_none() {
-            return self.malloc(bytes);
-        }
-        let mut ptr: CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; a context is current and the stream is the caller's.
-        check(unsafe { (self.api.cuMemAllocAsync)(&mut ptr, bytes, stream(Some(s))) })?;
-        Ok(ptr)
+        self.cuda_pool_malloc(bytes, s)
     }
 
     unsafe fn pool_free(&self, ptr: DevicePtr, device: i32, s: StreamHandle) -> Result<()> {
-        if ptr == 0 {
-            return Ok(());
-        }
-        if self.memory_pool(device)?.is_none() {
-            // SAFETY: without pools, pool_malloc was malloc; the caller hands the block over.
-            return unsafe { self.free(ptr) };
-        }
-        // In the block's own context, so the free is ordered on that device's stream.
-        self.in_device_context(device, || {
-            if self.unordered_streams.load(Ordering::Acquire) {
-                // Work on a non-blocking stream may still use the block: wait for it.
-                // SAFETY: the device's context is current.
-                check(unsafe { (self.api.cuCtxSynchronize)() })?;
-            }
-            // SAFETY: ptr came from cuMemAllocAsync on this device and nothing queued later uses it.
-            check(unsafe { (self.api.cuMemFreeAsync)(ptr, stream(Some(s))) })
-        })
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cuda_pool_free(ptr, device, s) }
     }
 
     fn pool_trim(&self, device: i32) -> Result<()> {
-        let Some(pool) = self.memory_pool(device)? else {
-            return Ok(());
-        };
-        self.in_device_context(device, || {
-            // Frees still queued are released only once the device has reached them.
-            // SAFETY: a context is current.
-            check(unsafe { (self.api.cuCtxSynchronize)() })?;
-            // SAFETY: pool is the device's default pool, which lives as long as the context.
-            check(unsafe { (self.api.cuMemPoolTrimTo)(pool, 0) })
-        })
+        self.cuda_pool_trim(device)
     }
 
     fn pool_note_unordered_stream(&self) -> Result<()> {
@@ -743,18 +481,6 @@ impl Backend for CudaBackend {
     }
 
     fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
-        let Some(pool) = self.memory_pool(device)? else {
-            return Ok(None);
-        };
-        let mut reserved: u64 = 0;
-        // SAFETY: the attribute is a cuuint64_t, which reserved is.
-        check(unsafe {
-            (self.api.cuMemPoolGetAttribute)(
-                pool,
-                CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
-                (&mut reserved as *mut u64).cast(),
-            )
-        })?;
-        Ok(Some(usize::try_from(reserved).unwrap_or(usize::MAX)))
+        self.cuda_pool_reserved_bytes(device)
     }
 }

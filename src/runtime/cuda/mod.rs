@@ -29,6 +29,11 @@ use super::{
 const MIN_DRIVER_VERSION: c_int = 12000;
 
 mod backend;
+mod copy;
+mod device;
+mod module;
+mod pitched_copy;
+mod pool;
 pub(crate) mod sys;
 
 use sys::*;

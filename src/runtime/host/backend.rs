@@ -52,52 +52,16 @@ impl Backend for HostBackend {
     }
 
     fn malloc(&self, bytes: usize) -> Result<DevicePtr> {
-        if bytes == 0 {
-            return Ok(0);
-        }
-        let mut state = self.state();
-        if bytes > self.total_memory.saturating_sub(state.allocated_bytes) {
-            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
-        }
-        let layout = layout(bytes)?;
-        // SAFETY: the layout has a non-zero size. Zeroed so that no stale data of an
-        // earlier allocation is ever observable, as on a GPU with a fresh context.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
-        }
-        let device = CURRENT_DEVICE.with(|d| d.get());
-        state.allocations.insert(ptr as u64, (bytes, device));
-        state.allocated_bytes += bytes;
-        Ok(ptr as u64)
+        self.cpu_malloc(bytes)
     }
 
     unsafe fn free(&self, ptr: DevicePtr) -> Result<()> {
-        if ptr == 0 {
-            return Ok(());
-        }
-        let mut state = self.state();
-        let Some((bytes, _)) = state.allocations.remove(&ptr) else {
-            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
-        };
-        state.allocated_bytes -= bytes;
-        // SAFETY: ptr was returned by alloc_zeroed with this layout (the registry says so)
-        // and has just been removed from it, so it is freed exactly once.
-        unsafe { dealloc(ptr as *mut u8, layout(bytes)?) };
-        Ok(())
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cpu_free(ptr) }
     }
 
     fn host_alloc(&self, bytes: usize) -> Result<*mut u8> {
-        let layout = layout(bytes.max(1))?;
-        // SAFETY: non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
-        }
-        let mut state = self.state();
-        state.host_allocations.insert(ptr as usize, bytes.max(1));
-        state.mapped.insert(ptr as u64, bytes.max(1));
-        Ok(ptr)
+        self.cpu_host_alloc(bytes)
     }
 
     unsafe fn host_free(&self, ptr: *mut u8) -> Result<()> {
@@ -238,46 +202,16 @@ impl Backend for HostBackend {
     }
 
     unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
-        // Functions and graphs hold the library too, so it stays mapped while they live;
-        // its globals stop being addressable, as on a GPU.
-        let mut state = self.state();
-        if state.modules.remove(&module.0).is_none() {
-            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
-        }
-        for ptr in state.module_globals.remove(&module.0).unwrap_or_default() {
-            state.allocations.remove(&ptr);
-        }
-        Ok(())
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cpu_module_unload(module) }
     }
 
     fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
-        let library = self
-            .state()
-            .modules
-            .get(&module.0)
-            .cloned()
-            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
-        let function = Arc::new(library.function(name)?);
-        let id = self.new_handle();
-        self.state().functions.insert(id, function);
-        Ok(FunctionHandle(id))
+        self.cpu_module_get_function(module, name)
     }
 
     fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
-        let library = self
-            .state()
-            .modules
-            .get(&module.0)
-            .cloned()
-            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
-        let (ptr, bytes) = library.global(name)?;
-        // Register the variable like an allocation, so copies to and from it are checked.
-        let mut state = self.state();
-        if let std::collections::btree_map::Entry::Vacant(slot) = state.allocations.entry(ptr) {
-            slot.insert((bytes, 0));
-            state.module_globals.entry(module.0).or_default().push(ptr);
-        }
-        Ok((ptr, bytes))
+        self.cpu_module_get_global(module, name)
     }
 
     fn function_param_sizes(&self, function: FunctionHandle) -> Result<Option<Vec<usize>>> {
@@ -303,12 +237,7 @@ impl Backend for HostBackend {
         _dynamic_shared: usize,
         block_limit: i32,
     ) -> Result<(i32, i32)> {
-        if !self.state().functions.contains_key(&function.0) {
-            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
-        }
-        let block = if block_limit > 0 { block_limit.min(256) } else { 256 };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as i32);
-        Ok((cores, block))
+        self.cpu_max_potential_block_size(function, _dynamic_shared, block_limit)
     }
 
     unsafe fn launch_kernel(
@@ -318,13 +247,8 @@ impl Backend for HostBackend {
         stream: StreamHandle,
         args: &KernelArgs,
     ) -> Result<()> {
-        let function = self
-            .state()
-            .functions
-            .get(&function.0)
-            .cloned()
-            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
-        self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone() })
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cpu_launch_kernel(function, config, stream, args) }
     }
 
     fn stream_begin_capture(&self, stream: StreamHandle) -> Result<()> {
@@ -400,62 +324,15 @@ impl Backend for HostBackend {
     }
 
     fn function_get_attribute(&self, function: FunctionHandle, attribute: i32) -> Result<i32> {
-        let set = {
-            let state = self.state();
-            if !state.functions.contains_key(&function.0) {
-                return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
-            }
-            state.function_settings.get(&(function.0, attribute)).copied()
-        };
-        if let Some(value) = set {
-            return Ok(value);
-        }
-        match attribute {
-            0..=6 => match function_attribute_from_raw(attribute) {
-                Some(a) => self.function_attribute(function, a),
-                None => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
-            },
-            FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => Ok(MAX_SHARED_PER_BLOCK),
-            FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => Ok(-1),
-            7 | 10..=17 => Ok(0),
-            _ => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
-        }
+        self.cpu_function_get_attribute(function, attribute)
     }
 
     fn function_set_attribute(&self, function: FunctionHandle, attribute: i32, value: i32) -> Result<()> {
-        let mut state = self.state();
-        if !state.functions.contains_key(&function.0) {
-            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
-        }
-        let valid = match attribute {
-            FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => (0..=MAX_SHARED_PER_BLOCK).contains(&value),
-            FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => (-1..=100).contains(&value),
-            _ => false,
-        };
-        if !valid {
-            return Err(Error::Detailed {
-                code: CUDA_ERROR_INVALID_VALUE,
-                backend: BackendKind::Host,
-                detail: format!(
-                    "function attribute {attribute} cannot be set to {value}: settable are \
-                     MAX_DYNAMIC_SHARED_SIZE_BYTES (0..={MAX_SHARED_PER_BLOCK}) and PREFERRED_SHARED_MEMORY_CARVEOUT (-1..=100)"
-                ),
-            });
-        }
-        state.function_settings.insert((function.0, attribute), value);
-        Ok(())
+        self.cpu_function_set_attribute(function, attribute, value)
     }
 
     fn function_set_cache_config(&self, function: FunctionHandle, config: i32) -> Result<()> {
-        if !self.state().functions.contains_key(&function.0) {
-            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
-        }
-        // A CPU's caches are not partitioned: any valid preference is accepted and has no effect.
-        if (0..=3).contains(&config) {
-            Ok(())
-        } else {
-            Err(Self::err(CUDA_ERROR_INVALID_VALUE))
-        }
+        self.cpu_function_set_cache_config(function, config)
     }
 
     fn host_alloc_flags(&self, bytes: usize, flags: u32) -> Result<*mut u8> {
@@ -467,33 +344,12 @@ impl Backend for HostBackend {
     }
 
     fn host_get_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
-        let state = self.state();
-        if Self::in_mapped(&state, ptr as u64, 1) {
-            Ok(ptr as u64)
-        } else {
-            Err(Error::Detailed {
-                code: CUDA_ERROR_INVALID_VALUE,
-                backend: BackendKind::Host,
-                detail: "the address is not page-locked or registered host memory".to_string(),
-            })
-        }
+        self.cpu_host_get_device_pointer(ptr)
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, bytes: usize, flags: u32) -> Result<()> {
-        let all = HOST_ALLOC_PORTABLE | HOST_ALLOC_DEVICEMAP | 0x4 | HOST_REGISTER_READ_ONLY;
-        if ptr.is_null() || bytes == 0 || flags & !all != 0 {
-            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
-        }
-        let start = ptr as u64;
-        let end = start.checked_add(bytes as u64).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-        let mut state = self.state();
-        let overlaps = state.mapped.range(..end).next_back().is_some_and(|(s, n)| s + *n as u64 > start);
-        if overlaps {
-            return Err(Self::err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED));
-        }
-        state.mapped.insert(start, bytes);
-        state.registered.insert(ptr as usize, bytes);
-        Ok(())
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cpu_host_register(ptr, bytes, flags) }
     }
 
     unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<()> {
@@ -506,22 +362,8 @@ impl Backend for HostBackend {
     }
 
     unsafe fn memcpy_pitched(&self, copy: &PitchedCopy, stream: Option<StreamHandle>) -> Result<()> {
-        copy.validate()?;
-        if copy.is_empty() {
-            return Ok(());
-        }
-        // Every row lies between the first byte and the end of the last row: when that span is
-        // inside one allocation, no row copy can fail half-way through.
-        for side in [&copy.src, &copy.dst] {
-            if let Memory::Device(base) = side.memory {
-                let first = side.offset(0, 0).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-                let end = copy.end(side).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-                let start = base.checked_add(first as u64).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-                self.check_range(&self.state(), start, end - first)?;
-            }
-        }
-        // SAFETY: forwarded from the caller.
-        unsafe { copy.by_rows(self, stream) }
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cpu_memcpy_pitched(copy, stream) }
     }
 
     fn context_get_limit(&self, limit: i32) -> Result<usize> {
@@ -616,10 +458,6 @@ impl Backend for HostBackend {
 /// The CUDA version whose runtime semantics the host backend follows: that of the bindings
 /// pygpu is built against (pygpu.driver.get_version()).
 const HOST_DRIVER_VERSION: i32 = 12080;
-/// A GPU's default dynamic shared-memory limit per block, which host kernels keep to.
-const MAX_SHARED_PER_BLOCK: i32 = 48 * 1024;
-const FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
-const FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
 
 fn ipc_unavailable() -> Error {
     Error::Unavailable(

@@ -237,7 +237,11 @@ fn layout(bytes: usize) -> Result<Layout> {
 
 mod attributes;
 mod backend;
+mod function_attributes;
+mod kernels;
+mod memory;
 pub(crate) mod module;
 mod pool;
 #[cfg(test)]
 mod tests;
+mod worker_memory;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use libloading::Library;
 
+use super::worker_memory::{Worker, WorkerMemory};
 use crate::runtime::kernel::{symbol_name, KernelArgs, LaunchConfig};
 use crate::runtime::{BackendKind, DevicePtr, Error, Result};
 
@@ -33,9 +34,6 @@ use crate::runtime::error::{
 
 /// What a GPU allows without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
 const MAX_DYNAMIC_SHARED: u32 = 48 * 1024;
-/// A fiber's stack; CUDA's default is 1 KiB, but host code and printf use more. The lowest page
-/// of each is a guard: an overflow faults instead of overwriting the next fiber's stack.
-const STACK_BYTES: usize = 128 * 1024;
 /// How often the launching thread asks whether to stop (Ctrl-C).
 const INTERRUPT_INTERVAL: Duration = Duration::from_millis(20);
 
@@ -48,113 +46,7 @@ struct LaunchDesc {
     shared_bytes: usize,
 }
 
-/// `struct Worker` of pygpu_host/fibers.h: what a host thread lends the blocks it runs.
-#[repr(C)]
-struct Worker {
-    stack_memory: *mut u8,
-    stack_bytes: usize,
-    stack_count: c_uint,
-    reserved: c_uint,
-    shared: *mut c_void,
-    shared_capacity: usize,
-    message: [c_char; 256],
-}
-
 type RunBlocksFn = unsafe extern "C" fn(*const LaunchDesc, u64, u64, *mut Worker) -> c_int;
-
-/// One host thread's fiber stacks and shared memory, kept from launch to launch.
-struct WorkerMemory {
-    stacks: *mut u8,
-    stack_count: usize,
-    shared: Vec<u128>,
-    worker: Worker,
-}
-
-impl WorkerMemory {
-    fn new() -> Self {
-        WorkerMemory {
-            stacks: std::ptr::null_mut(),
-            stack_count: 0,
-            shared: Vec::new(),
-            worker: Worker {
-                stack_memory: std::ptr::null_mut(),
-                stack_bytes: STACK_BYTES,
-                stack_count: 0,
-                reserved: 0,
-                shared: std::ptr::null_mut(),
-                shared_capacity: 0,
-                message: [0; 256],
-            },
-        }
-    }
-
-    /// Makes room for `threads` fibers and `shared_bytes` of shared memory.
-    fn reserve(&mut self, threads: usize, shared_bytes: usize) -> Result<&mut Worker> {
-        if self.stack_count < threads {
-            let count = threads.next_power_of_two().max(32);
-            let bytes = count * STACK_BYTES;
-            // SAFETY: an anonymous private mapping; the arguments are valid and the result is checked.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    bytes,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(module_error(
-                    crate::runtime::error::CUDA_ERROR_MEMORY_ALLOCATION,
-                    format!("no memory for {count} fiber stacks: {}", std::io::Error::last_os_error()),
-                ));
-            }
-            let base = p.cast::<u8>();
-            for i in 0..count {
-                // SAFETY: the page lies inside the mapping just made. Failing leaves it writable,
-                // which only loses the guard.
-                unsafe { libc::mprotect(base.add(i * STACK_BYTES).cast(), page_size(), libc::PROT_NONE) };
-            }
-            self.release_stacks();
-            self.stacks = base;
-            self.stack_count = count;
-        }
-        let words = shared_bytes.div_ceil(16);
-        if self.shared.len() < words {
-            self.shared.resize(words, 0);
-        }
-        self.worker.stack_memory = self.stacks;
-        self.worker.stack_count = self.stack_count as c_uint;
-        self.worker.shared = self.shared.as_mut_ptr().cast();
-        self.worker.shared_capacity = self.shared.len() * 16;
-        Ok(&mut self.worker)
-    }
-
-    fn release_stacks(&mut self) {
-        if !self.stacks.is_null() {
-            // SAFETY: stacks is the mapping of stack_count stacks made by reserve, unused now.
-            unsafe { libc::munmap(self.stacks.cast(), self.stack_count * STACK_BYTES) };
-            self.stacks = std::ptr::null_mut();
-        }
-    }
-}
-
-impl Drop for WorkerMemory {
-    fn drop(&mut self) {
-        self.release_stacks();
-    }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as usize
-    } else {
-        4096
-    }
-}
 
 /// At most this many host threads run a launch's blocks: each keeps up to 1024 fiber stacks,
 /// two memory mappings each (stack and guard page), and a process has some 65000 mappings.
@@ -225,7 +117,7 @@ pub(super) struct HostLibrary {
     _image: std::fs::File,
 }
 
-fn module_error(code: i32, detail: String) -> Error {
+pub(super) fn module_error(code: i32, detail: String) -> Error {
     Error::Detailed { code, backend: BackendKind::Host, detail }
 }
 
@@ -490,24 +382,6 @@ pub(super) enum HostOp {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn worker_memory_grows_and_keeps_its_stacks() {
-        let mut memory = WorkerMemory::new();
-        let worker = memory.reserve(100, 1000).expect("reserve");
-        assert_eq!(worker.stack_count, 128);
-        assert_eq!(worker.stack_bytes % 16, 0);
-        assert!(worker.shared_capacity >= 1000 && (worker.shared as usize).is_multiple_of(16));
-        let first = worker.stack_memory;
-        // The top page of each stack is writable (the guard is the lowest page).
-        // SAFETY: inside the mapping of 128 stacks just made.
-        unsafe { *first.add(STACK_BYTES - 1) = 1 };
-        let again = memory.reserve(64, 0).expect("reserve");
-        assert_eq!(again.stack_memory, first, "enough stacks: nothing reallocated");
-        let bigger = memory.reserve(1024, 48 * 1024).expect("reserve");
-        assert_eq!(bigger.stack_count, 1024);
-        assert!(bigger.shared_capacity >= 48 * 1024);
-    }
 
     #[test]
     fn run_interruptible_sets_the_check_only_inside() {

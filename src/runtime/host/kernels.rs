@@ -1,0 +1,78 @@
+//! Modules and kernels on the host backend: unloading, symbols, occupancy and launches.
+
+use super::*;
+
+impl HostBackend {
+    pub(super) unsafe fn cpu_module_unload(&self, module: ModuleHandle) -> Result<()> {
+        // Functions and graphs hold the library too, so it stays mapped while they live;
+        // its globals stop being addressable, as on a GPU.
+        let mut state = self.state();
+        if state.modules.remove(&module.0).is_none() {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        for ptr in state.module_globals.remove(&module.0).unwrap_or_default() {
+            state.allocations.remove(&ptr);
+        }
+        Ok(())
+    }
+
+    pub(super) fn cpu_module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
+        let library = self
+            .state()
+            .modules
+            .get(&module.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let function = Arc::new(library.function(name)?);
+        let id = self.new_handle();
+        self.state().functions.insert(id, function);
+        Ok(FunctionHandle(id))
+    }
+
+    pub(super) fn cpu_module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
+        let library = self
+            .state()
+            .modules
+            .get(&module.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        let (ptr, bytes) = library.global(name)?;
+        // Register the variable like an allocation, so copies to and from it are checked.
+        let mut state = self.state();
+        if let std::collections::btree_map::Entry::Vacant(slot) = state.allocations.entry(ptr) {
+            slot.insert((bytes, 0));
+            state.module_globals.entry(module.0).or_default().push(ptr);
+        }
+        Ok((ptr, bytes))
+    }
+
+    pub(super) fn cpu_max_potential_block_size(
+        &self,
+        function: FunctionHandle,
+        _dynamic_shared: usize,
+        block_limit: i32,
+    ) -> Result<(i32, i32)> {
+        if !self.state().functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        let block = if block_limit > 0 { block_limit.min(256) } else { 256 };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as i32);
+        Ok((cores, block))
+    }
+
+    pub(super) unsafe fn cpu_launch_kernel(
+        &self,
+        function: FunctionHandle,
+        config: &LaunchConfig,
+        stream: StreamHandle,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        let function = self
+            .state()
+            .functions
+            .get(&function.0)
+            .cloned()
+            .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone() })
+    }
+}
