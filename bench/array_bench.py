@@ -52,6 +52,10 @@ def event_seconds(fn: Callable[[], Any], reps: int) -> float:
     return statistics.median(rounds)
 
 
+def device_sync() -> None:
+    pygpu.cudaDeviceSynchronize().check()
+
+
 def per_call_us(fn: Callable[[], Any], sync: Callable[[], Any], calls: int = 2000) -> float:
     fn()
     sync()
@@ -88,11 +92,10 @@ def launch_bound() -> dict[str, Any]:
     host = np.random.default_rng(2).random(SMALL)
     results: dict[str, Any] = {}
     a, b = ga.to_gpu(host), ga.to_gpu(host)
-    sync = lambda: pygpu.cudaDeviceSynchronize().check()
     results["pygpu"] = {
-        "a + b": per_call_us(lambda: a + b, sync),
-        "a * 2.0": per_call_us(lambda: a * 2.0, sync),
-        "cumath.exp(a)": per_call_us(lambda: cumath.exp(a), sync),
+        "a + b": per_call_us(lambda: a + b, device_sync),
+        "a * 2.0": per_call_us(lambda: a * 2.0, device_sync),
+        "cumath.exp(a)": per_call_us(lambda: cumath.exp(a), device_sync),
     }
     try:
         import cupy as cp  # type: ignore[import-not-found]
@@ -128,11 +131,10 @@ def mixed_dtype_cost() -> dict[str, float]:
     why pygpu casts instead of shipping kernels for every dtype pair."""
     host = np.random.default_rng(3).random(1 << 16)
     x64, y64, y32 = ga.to_gpu(host), ga.to_gpu(host), ga.to_gpu(host.astype(np.float32))
-    sync = lambda: pygpu.cudaDeviceSynchronize().check()
     return {
-        "float64 + float64 (us)": per_call_us(lambda: x64 + y64, sync, 500),
-        "float64 + float32: cast + add (us)": per_call_us(lambda: x64 + y32, sync, 500),
-        "astype(float64) alone (us)": per_call_us(lambda: y32.astype(np.float64), sync, 500),
+        "float64 + float64 (us)": per_call_us(lambda: x64 + y64, device_sync, 500),
+        "float64 + float32: cast + add (us)": per_call_us(lambda: x64 + y32, device_sync, 500),
+        "astype(float64) alone (us)": per_call_us(lambda: y32.astype(np.float64), device_sync, 500),
     }
 
 

@@ -35,7 +35,6 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "demos" / "burger"))
 
-import analysis  # noqa: E402
 import burger  # noqa: E402
 
 # (NX, steps, with snapshots?) -- snapshots every step only where steps x (NX + 2) doubles fit.
@@ -244,8 +243,6 @@ def insitu(nx: int, steps: int, reps: int) -> dict[str, Any]:
         + (f"; GPU QR+SVD {entry['gpu_zero_copy_qr_svd_ms']:.1f} ms" if "gpu_zero_copy_qr_svd_ms" in entry else ""),
         flush=True,
     )
-    del solver, snapshots, host
-    gc.collect()
     return entry
 
 

@@ -553,7 +553,7 @@ def main() -> int:
         for lib, errs in missing.items():
             for k, v in errs.items():
                 print(f"  {lib}.{k}: {v}")
-    md = [f"# pygpu benchmarks", "", f"- device: {device}", f"- date: {report['date']}", f"- command: `{report['command']}`",
+    md = ["# pygpu benchmarks", "", f"- device: {device}", f"- date: {report['date']}", f"- command: `{report['command']}`",
           f"- method: {report['method']}", "", markdown(t), ""]
     imp = report["imports"]
     md += ["## imports (ms, fresh interpreter, median)", "", "```", json.dumps(imp, indent=1), "```", ""]

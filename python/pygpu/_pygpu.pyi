@@ -3,7 +3,7 @@
 
 import os
 from collections.abc import Iterable
-from typing import Any, Generic, TypeVar, final
+from typing import Any, Generic, TypeAlias, TypeVar, final
 
 import numpy as np
 import numpy.typing as npt
@@ -190,7 +190,7 @@ def cudaEventDestroy(event: cudaEvent_t) -> cudaError: ...
 
 # --- memory ---------------------------------------------------------------------
 
-_DevicePointer = DeviceAllocation | int
+_DevicePointer: TypeAlias = "DeviceAllocation | int"
 
 @disjoint_base
 class DeviceAllocation:
