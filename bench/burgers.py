@@ -69,7 +69,17 @@ def find_nvcc(explicit: str | None) -> str | None:
 
 def build_cpp(nvcc: str, out_dir: Path) -> Path:
     binary = out_dir / "burgers_loop"
-    cmd = [nvcc, "-O3", "-std=c++17", "-arch=native", "-I", str(REPO / "kernels"), "-o", str(binary), str(REPO / "bench/cpp/burgers_loop.cu")]
+    cmd = [
+        nvcc,
+        "-O3",
+        "-std=c++17",
+        "-arch=native",
+        "-I",
+        str(REPO / "kernels"),
+        "-o",
+        str(binary),
+        str(REPO / "bench/cpp/burgers_loop.cu"),
+    ]
     print("+", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
     return binary
@@ -84,7 +94,9 @@ def demo_grid(nx: int) -> int:
     return burger.launch_shape(nx, burger.resident_blocks(kernel))[0]
 
 
-def run_cpp(binary: Path, nx: int, steps: int, reps: int, mode: str, snapshots: bool, grid: int | None = None) -> dict[str, Any]:
+def run_cpp(
+    binary: Path, nx: int, steps: int, reps: int, mode: str, snapshots: bool, grid: int | None = None
+) -> dict[str, Any]:
     problem = problem_for(nx, steps)
     cmd = [str(binary), str(nx), str(steps), str(reps), mode, "1" if snapshots else "0", str(GRAPH_BATCH)]
     cmd += [repr(problem.dt), repr(problem.nu), "lagged" if problem.scheme == "seed" else "periodic"]
@@ -94,7 +106,9 @@ def run_cpp(binary: Path, nx: int, steps: int, reps: int, mode: str, snapshots: 
 
 
 def run_pygpu(nx: int, steps: int, reps: int, mode: str, snapshots: bool) -> dict[str, Any]:
-    solver = burger.Solver(problem_for(nx, steps), 1 if snapshots else 0, graph=mode == "graph", graph_batch=GRAPH_BATCH)
+    solver = burger.Solver(
+        problem_for(nx, steps), 1 if snapshots else 0, graph=mode == "graph", graph_batch=GRAPH_BATCH
+    )
     solver.run()  # warm-up (and graph capture)
     seconds = []
     for _ in range(reps):
@@ -104,7 +118,13 @@ def run_pygpu(nx: int, steps: int, reps: int, mode: str, snapshots: bool) -> dic
     setup, grid = solver.setup_seconds, solver.grid
     del solver
     gc.collect()
-    return {"seconds": seconds, "median_step_us": statistics.median(seconds) / steps * 1e6, "u10": u10, "setup_seconds": setup, "grid": grid}
+    return {
+        "seconds": seconds,
+        "median_step_us": statistics.median(seconds) / steps * 1e6,
+        "u10": u10,
+        "setup_seconds": setup,
+        "grid": grid,
+    }
 
 
 def loops(configs: list[Config], reps: int, cpp: Path | None) -> list[dict[str, Any]]:
@@ -140,7 +160,11 @@ def loops(configs: list[Config], reps: int, cpp: Path | None) -> list[dict[str, 
                 if "cpp_median_step_us" in entry:
                     entry["cpp_TBps"] = moved / (entry["cpp_median_step_us"] * 1e-6) / 1e12
                 rows.append(entry)
-                cpp_txt = f"  C++ {entry['cpp_median_step_us']:9.3f} us  ratio {entry['ratio']:.3f}" if cpp is not None else ""
+                cpp_txt = (
+                    f"  C++ {entry['cpp_median_step_us']:9.3f} us  ratio {entry['ratio']:.3f}"
+                    if cpp is not None
+                    else ""
+                )
                 print(
                     f"NX={nx:>9} steps={steps:>5} {'snap' if snapshots else 'nosnap':6} {mode:5}: "
                     f"pygpu {py['median_step_us']:9.3f} us/step{cpp_txt}",
@@ -161,7 +185,15 @@ def cpp_experiments(cpp: Path, reps: int, quick: bool) -> dict[str, Any]:
         for grid in grids:
             c = run_cpp(cpp, nx, steps, reps, "plain", False, grid)
             moved = 2 * (nx + 2) * 8
-            out["launch_shape"].append({"nx": nx, "grid": grid, "wave": wave, "median_step_us": c["median_step_us"], "TBps": moved / (c["median_step_us"] * 1e-6) / 1e12})
+            out["launch_shape"].append(
+                {
+                    "nx": nx,
+                    "grid": grid,
+                    "wave": wave,
+                    "median_step_us": c["median_step_us"],
+                    "TBps": moved / (c["median_step_us"] * 1e-6) / 1e12,
+                }
+            )
             print(f"C++ launch shape NX={nx} grid={grid} (wave {wave}): {c['median_step_us']:.3f} us/step", flush=True)
     for nx, steps in [(256, 2001), (2**16, 2001)]:
         c = run_cpp(cpp, nx, steps, reps, "kcopy", True)
@@ -234,7 +266,9 @@ def insitu(nx: int, steps: int, reps: int) -> dict[str, Any]:
         try:
             qr_s, s_qr = timed(gpu_qr_svd, reps, sync)
             entry["gpu_zero_copy_qr_svd_ms"] = qr_s * 1e3
-            entry["qr_max_diff_singular_values_rel_s1"] = float(np.max(np.abs(cupy.asnumpy(s_qr)[:10] - s_np[:10])) / s_np[0])
+            entry["qr_max_diff_singular_values_rel_s1"] = float(
+                np.max(np.abs(cupy.asnumpy(s_qr)[:10] - s_np[:10])) / s_np[0]
+            )
         except Exception as e:  # informational only
             entry["gpu_zero_copy_qr_svd_error"] = repr(e)
     print(

@@ -103,7 +103,9 @@ def per_call_us(
     return median(results) / 1e3
 
 
-def bandwidth_gbs(cfg: Config, copy: Callable[[], object], nbytes: int, finish: Callable[[], object] | None = None) -> float:
+def bandwidth_gbs(
+    cfg: Config, copy: Callable[[], object], nbytes: int, finish: Callable[[], object] | None = None
+) -> float:
     """Median GB/s (1e9 bytes/s) of `copy` moving `nbytes`; `finish` waits for async work."""
     copy()
     if finish is not None:

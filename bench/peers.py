@@ -46,14 +46,27 @@ def run_cupy(cfg: Config, r: Results) -> None:
     out = cupy.zeros(1, cupy.float64)
     host8 = np.zeros(1, np.float64)
     i32, f64 = np.int32(3), np.float64(2.0)
-    ns: dict[str, Any] = {"rt": rt, "cupy": cupy, "s": s, "ev": ev, "out": out, "host8": host8, "empty": empty,
-                          "scale": scale, "i32": i32, "f64": f64, "np": np}
+    ns: dict[str, Any] = {
+        "rt": rt,
+        "cupy": cupy,
+        "s": s,
+        "ev": ev,
+        "out": out,
+        "host8": host8,
+        "empty": empty,
+        "scale": scale,
+        "i32": i32,
+        "f64": f64,
+        "np": np,
+    }
 
     r.measure("get_device", lambda: per_call_us(cfg, "f()", {"f": rt.getDevice}))
     r.measure("event_record", lambda: per_call_us(cfg, "ev.record(s)", ns, after=s.synchronize))
     r.measure("stream_sync_idle", lambda: per_call_us(cfg, "s.synchronize()", ns))
     # Raw cudaMalloc/cudaFree; cupy.empty would use CuPy's pool instead (see notes).
-    r.measure("malloc_free_1mib", lambda: per_call_us(cfg, "free(malloc(1048576))", {"free": rt.free, "malloc": rt.malloc}))
+    r.measure(
+        "malloc_free_1mib", lambda: per_call_us(cfg, "free(malloc(1048576))", {"free": rt.free, "malloc": rt.malloc})
+    )
     ptr, hptr = out.data.ptr, host8.ctypes.data
     r.measure("memcpy_htod_8b", lambda: per_call_us(cfg, "f(d, h, 8, 1)", {"f": rt.memcpy, "d": ptr, "h": hptr}))
     r.measure("memcpy_dtoh_8b", lambda: per_call_us(cfg, "f(h, d, 8, 2)", {"f": rt.memcpy, "d": ptr, "h": hptr}))
@@ -90,11 +103,20 @@ def run_cupy(cfg: Config, r: Results) -> None:
     r.measure("dtoh_pageable_256mib", lambda: bandwidth_gbs(cfg, lambda: memcpy(pageable.ctypes.data, d1.ptr, n, 2), n))
     r.measure("htod_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: memcpy(d1.ptr, pinned.ctypes.data, n, 1), n))
     r.measure("dtoh_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: memcpy(pinned.ctypes.data, d1.ptr, n, 2), n))
-    r.measure("dtod_256mib", lambda: 2 * bandwidth_gbs(cfg, lambda: memcpy(d2.ptr, d1.ptr, n, 3), n, finish=rt.deviceSynchronize))
+    r.measure(
+        "dtod_256mib",
+        lambda: 2 * bandwidth_gbs(cfg, lambda: memcpy(d2.ptr, d1.ptr, n, 3), n, finish=rt.deviceSynchronize),
+    )
     r.notes["breakdown_us"] = {
         "cupy_empty_8b_pool": _safe(lambda: per_call_us(cfg, "f(1, np.float64)", {"f": cupy.empty, "np": np})),
-        "launch_args_new_numpy_scalars": _safe(lambda: per_call_us(
-            cfg, "scale((1,), (1,), (out, np.int32(3), np.float64(2.0)), stream=None)", ns, after=rt.deviceSynchronize)),
+        "launch_args_new_numpy_scalars": _safe(
+            lambda: per_call_us(
+                cfg,
+                "scale((1,), (1,), (out, np.int32(3), np.float64(2.0)), stream=None)",
+                ns,
+                after=rt.deviceSynchronize,
+            )
+        ),
     }
 
 
@@ -129,11 +151,26 @@ def run_bindings(cfg: Config, r: Results) -> None:
     ev = _check(rt.cudaEventCreate())
     out = _check(rt.cudaMalloc(8))
     host8 = np.zeros(1, np.float64)
-    H2D, D2H, D2D = (rt.cudaMemcpyKind.cudaMemcpyHostToDevice, rt.cudaMemcpyKind.cudaMemcpyDeviceToHost,
-                     rt.cudaMemcpyKind.cudaMemcpyDeviceToDevice)
+    H2D, D2H, D2D = (
+        rt.cudaMemcpyKind.cudaMemcpyHostToDevice,
+        rt.cudaMemcpyKind.cudaMemcpyDeviceToHost,
+        rt.cudaMemcpyKind.cudaMemcpyDeviceToDevice,
+    )
     sync = lambda: _check((rt.cudaStreamSynchronize(s)[0], None))  # noqa: E731
-    ns: dict[str, Any] = {"rt": rt, "cu": cu, "s": s, "ev": ev, "out": out, "h": host8.ctypes.data, "H2D": H2D, "D2H": D2H,
-                          "empty": empty, "scale": scale, "ct": ctypes, "launch": cu.cuLaunchKernel}
+    ns: dict[str, Any] = {
+        "rt": rt,
+        "cu": cu,
+        "s": s,
+        "ev": ev,
+        "out": out,
+        "h": host8.ctypes.data,
+        "H2D": H2D,
+        "D2H": D2H,
+        "empty": empty,
+        "scale": scale,
+        "ct": ctypes,
+        "launch": cu.cuLaunchKernel,
+    }
     r.measure("get_device", lambda: per_call_us(cfg, "f()", {"f": rt.cudaGetDevice}))
     r.measure("event_record", lambda: per_call_us(cfg, "rt.cudaEventRecord(ev, s)", ns, after=sync))
     r.measure("stream_sync_idle", lambda: per_call_us(cfg, "rt.cudaStreamSynchronize(s)", ns))
@@ -144,13 +181,23 @@ def run_bindings(cfg: Config, r: Results) -> None:
     r.missing("get_8b", "cuda.bindings has no array type")
     r.measure("launch_empty", lambda: per_call_us(cfg, "launch(empty, 1, 1, 1, 1, 1, 1, 0, s, 0, 0)", ns, after=sync))
     # The documented way to pass values: ((values), (ctypes types)), packed on every call.
-    r.measure("launch_args", lambda: per_call_us(
-        cfg, "launch(scale, 1, 1, 1, 1, 1, 1, 0, s, ((out, 3, 2.0), (ct.c_void_p, ct.c_int, ct.c_double)), 0)", ns, after=sync))
+    r.measure(
+        "launch_args",
+        lambda: per_call_us(
+            cfg,
+            "launch(scale, 1, 1, 1, 1, 1, 1, 0, s, ((out, 3, 2.0), (ct.c_void_p, ct.c_int, ct.c_double)), 0)",
+            ns,
+            after=sync,
+        ),
+    )
     # The fastest way: kernelParams packed once by the caller (a void** as an int).
     vals = (ctypes.c_uint64(int(out)), ctypes.c_int(3), ctypes.c_double(2.0))
     params = (ctypes.c_void_p * 3)(*[ctypes.addressof(v) for v in vals])
     ns["params"] = ctypes.addressof(params)
-    r.measure("launch_args_prepared", lambda: per_call_us(cfg, "launch(scale, 1, 1, 1, 1, 1, 1, 0, s, params, 0)", ns, after=sync))
+    r.measure(
+        "launch_args_prepared",
+        lambda: per_call_us(cfg, "launch(scale, 1, 1, 1, 1, 1, 1, 0, s, params, 0)", ns, after=sync),
+    )
 
     def graph() -> float:
         _check((rt.cudaStreamBeginCapture(s, rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal)[0], None))
@@ -174,7 +221,10 @@ def run_bindings(cfg: Config, r: Results) -> None:
     r.measure("dtoh_pageable_256mib", lambda: bandwidth_gbs(cfg, lambda: memcpy(pa, d1, n, D2H), n))
     r.measure("htod_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: memcpy(d1, pinned, n, H2D), n))
     r.measure("dtoh_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: memcpy(pinned, d1, n, D2H), n))
-    r.measure("dtod_256mib", lambda: 2 * bandwidth_gbs(cfg, lambda: memcpy(d2, d1, n, D2D), n, finish=rt.cudaDeviceSynchronize))
+    r.measure(
+        "dtod_256mib",
+        lambda: 2 * bandwidth_gbs(cfg, lambda: memcpy(d2, d1, n, D2D), n, finish=rt.cudaDeviceSynchronize),
+    )
     r.notes["breakdown_us"] = {
         "cuCtxGetCurrent": _safe(lambda: per_call_us(cfg, "f()", {"f": cu.cuCtxGetCurrent})),
         "cudaGetLastError": _safe(lambda: per_call_us(cfg, "f()", {"f": rt.cudaGetLastError})),
@@ -203,15 +253,31 @@ def run_core(cfg: Config, r: Results) -> None:
     ev = dev.create_event(EventOptions(timing_enabled=True))
     ev_nt = dev.create_event()
     i32, f64 = np.int32(3), np.float64(2.0)
-    ns: dict[str, Any] = {"ev_nt": ev_nt, "s": s, "ev": ev, "dev": dev, "launch": launch, "cfg": cfg1, "empty": empty, "scale": scale,
-                          "out": out, "i32": i32, "f64": f64, "Device": Device}
+    ns: dict[str, Any] = {
+        "ev_nt": ev_nt,
+        "s": s,
+        "ev": ev,
+        "dev": dev,
+        "launch": launch,
+        "cfg": cfg1,
+        "empty": empty,
+        "scale": scale,
+        "out": out,
+        "i32": i32,
+        "f64": f64,
+        "Device": Device,
+    }
     r.measure("get_device", lambda: per_call_us(cfg, "Device()", ns))
     r.notes["get_device"] = "Device() (the current device object)"
     r.measure("event_record", lambda: per_call_us(cfg, "s.record(ev)", ns, after=s.sync))
     r.measure("stream_sync_idle", lambda: per_call_us(cfg, "s.sync()", ns))
-    r.notes["breakdown_us"] = {"event_record_timing_disabled": _safe(lambda: per_call_us(cfg, "s.record(ev_nt)", ns, after=s.sync))}
+    r.notes["breakdown_us"] = {
+        "event_record_timing_disabled": _safe(lambda: per_call_us(cfg, "s.record(ev_nt)", ns, after=s.sync))
+    }
     # Stream-ordered allocation from the device's memory pool (cuMemAllocAsync), not cudaMalloc.
-    r.measure("malloc_free_1mib", lambda: per_call_us(cfg, "dev.allocate(1048576, stream=s).close(s)", ns, after=s.sync))
+    r.measure(
+        "malloc_free_1mib", lambda: per_call_us(cfg, "dev.allocate(1048576, stream=s).close(s)", ns, after=s.sync)
+    )
     r.notes["malloc_free_1mib"] = "Device.allocate/Buffer.close: the stream-ordered memory pool"
     r.missing("memcpy_htod_8b", "cuda.core copies only between Buffers (no pageable host memcpy)")
     r.missing("memcpy_dtoh_8b", "cuda.core copies only between Buffers (no pageable host memcpy)")
@@ -242,8 +308,12 @@ def run_core(cfg: Config, r: Results) -> None:
     d1 = dev.allocate(n, stream=s)
     d2 = dev.allocate(n, stream=s)
     s.sync()
-    r.measure("htod_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: d1.copy_from(pinned, stream=s), n, finish=s.sync))
-    r.measure("dtoh_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: pinned.copy_from(d1, stream=s), n, finish=s.sync))
+    r.measure(
+        "htod_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: d1.copy_from(pinned, stream=s), n, finish=s.sync)
+    )
+    r.measure(
+        "dtoh_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: pinned.copy_from(d1, stream=s), n, finish=s.sync)
+    )
     r.measure("dtod_256mib", lambda: 2 * bandwidth_gbs(cfg, lambda: d2.copy_from(d1, stream=s), n, finish=s.sync))
     r.notes["bandwidth"] = "async Buffer.copy_from on a stream, then Stream.sync()"
 
@@ -268,22 +338,50 @@ def run_pycuda(cfg: Config, r: Results) -> None:
     out = drv.mem_alloc(8)
     host8 = np.zeros(1, np.float64)
     i32, f64 = np.int32(3), np.float64(2.0)
-    ns: dict[str, Any] = {"drv": drv, "s": s, "ev": ev, "out": out, "host8": host8, "empty": empty, "scale": scale,
-                          "i32": i32, "f64": f64, "ga": gpuarray}
+    ns: dict[str, Any] = {
+        "drv": drv,
+        "s": s,
+        "ev": ev,
+        "out": out,
+        "host8": host8,
+        "empty": empty,
+        "scale": scale,
+        "i32": i32,
+        "f64": f64,
+        "ga": gpuarray,
+    }
     r.measure("get_device", lambda: per_call_us(cfg, "f()", {"f": drv.Context.get_device}))
     r.measure("event_record", lambda: per_call_us(cfg, "ev.record(s)", ns, after=s.synchronize))
     r.measure("stream_sync_idle", lambda: per_call_us(cfg, "s.synchronize()", ns))
     r.measure("malloc_free_1mib", lambda: per_call_us(cfg, "f(1048576)", {"f": drv.mem_alloc}))
-    r.measure("memcpy_htod_8b", lambda: per_call_us(cfg, "f(out, host8)", {"f": drv.memcpy_htod, "out": out, "host8": host8}))
-    r.measure("memcpy_dtoh_8b", lambda: per_call_us(cfg, "f(host8, out)", {"f": drv.memcpy_dtoh, "out": out, "host8": host8}))
+    r.measure(
+        "memcpy_htod_8b", lambda: per_call_us(cfg, "f(out, host8)", {"f": drv.memcpy_htod, "out": out, "host8": host8})
+    )
+    r.measure(
+        "memcpy_dtoh_8b", lambda: per_call_us(cfg, "f(host8, out)", {"f": drv.memcpy_dtoh, "out": out, "host8": host8})
+    )
     r.measure("to_gpu_8b", lambda: per_call_us(cfg, "f(host8)", {"f": gpuarray.to_gpu, "host8": host8}))
     g = gpuarray.to_gpu(host8)
     r.measure("get_8b", lambda: per_call_us(cfg, "f()", {"f": g.get}))
-    r.measure("launch_empty", lambda: per_call_us(cfg, "empty(block=(1, 1, 1), grid=(1, 1), stream=s)", ns, after=s.synchronize))
-    r.measure("launch_args", lambda: per_call_us(
-        cfg, "scale(out, i32, f64, block=(1, 1, 1), grid=(1, 1), stream=s)", ns, after=s.synchronize))
-    r.measure("launch_args_prepared", lambda: per_call_us(
-        cfg, "f((1, 1), (1, 1, 1), s, out, 3, 2.0)", {"f": scale_p.prepared_async_call, "s": s, "out": out}, after=s.synchronize))
+    r.measure(
+        "launch_empty",
+        lambda: per_call_us(cfg, "empty(block=(1, 1, 1), grid=(1, 1), stream=s)", ns, after=s.synchronize),
+    )
+    r.measure(
+        "launch_args",
+        lambda: per_call_us(
+            cfg, "scale(out, i32, f64, block=(1, 1, 1), grid=(1, 1), stream=s)", ns, after=s.synchronize
+        ),
+    )
+    r.measure(
+        "launch_args_prepared",
+        lambda: per_call_us(
+            cfg,
+            "f((1, 1), (1, 1, 1), s, out, 3, 2.0)",
+            {"f": scale_p.prepared_async_call, "s": s, "out": out},
+            after=s.synchronize,
+        ),
+    )
 
     r.missing("graph_launch", "PyCUDA has no CUDA graph API (no stream capture in its wrapper)")
     if r.skip_bandwidth:
@@ -298,7 +396,10 @@ def run_pycuda(cfg: Config, r: Results) -> None:
     r.measure("dtoh_pageable_256mib", lambda: bandwidth_gbs(cfg, lambda: drv.memcpy_dtoh(pageable, d1), n))
     r.measure("htod_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: drv.memcpy_htod(d1, pinned), n))
     r.measure("dtoh_pinned_256mib", lambda: bandwidth_gbs(cfg, lambda: drv.memcpy_dtoh(pinned, d1), n))
-    r.measure("dtod_256mib", lambda: 2 * bandwidth_gbs(cfg, lambda: drv.memcpy_dtod(d2, d1, n), n, finish=drv.Context.synchronize))
+    r.measure(
+        "dtod_256mib",
+        lambda: 2 * bandwidth_gbs(cfg, lambda: drv.memcpy_dtod(d2, d1, n), n, finish=drv.Context.synchronize),
+    )
 
 
 def _safe(fn: Any) -> float:

@@ -59,7 +59,13 @@ class Context:
             pageable = np.ones(n, np.uint8)  # touched, so every page is resident
             pinned = pygpu.pagelocked_empty(n, np.uint8)
             pinned.fill(1)
-            self._big = {"n": n, "pageable": pageable, "pinned": pinned, "d1": pygpu.mem_alloc(n), "d2": pygpu.mem_alloc(n)}
+            self._big = {
+                "n": n,
+                "pageable": pageable,
+                "pinned": pinned,
+                "d1": pygpu.mem_alloc(n),
+                "d2": pygpu.mem_alloc(n),
+            }
         return self._big
 
 
@@ -107,15 +113,19 @@ def launch_empty(cfg: Config, c: Context) -> float:
 
 def launch_args(cfg: Config, c: Context) -> float:
     return per_call_us(
-        cfg, "k(d, i, x, block=(1, 1, 1), grid=(1, 1), stream=s)",
-        c.ns(k=c.scale, d=c.out, i=c.i32, x=c.f64, s=c.stream), after=c.sync,
+        cfg,
+        "k(d, i, x, block=(1, 1, 1), grid=(1, 1), stream=s)",
+        c.ns(k=c.scale, d=c.out, i=c.i32, x=c.f64, s=c.stream),
+        after=c.sync,
     )
 
 
 def launch_args_prepared(cfg: Config, c: Context) -> float:
     return per_call_us(
-        cfg, "k((1, 1), (1, 1, 1), s, d, 3, 2.0)",
-        c.ns(k=c.scale_prepared.prepared_async_call, d=c.out, s=c.stream), after=c.sync,
+        cfg,
+        "k((1, 1), (1, 1, 1), s, d, 3, 2.0)",
+        c.ns(k=c.scale_prepared.prepared_async_call, d=c.out, s=c.stream),
+        after=c.sync,
     )
 
 
@@ -161,7 +171,12 @@ def dtoh_pinned_256mib(cfg: Config, c: Context) -> float:
 def dtod_256mib(cfg: Config, c: Context) -> float:
     b = c.big()
     # Counted as bytes read plus bytes written, as the DESIGN notes' 3.9 TB/s is.
-    gbs = bandwidth_gbs(cfg, lambda: pygpu.memcpy_dtod(b["d2"], b["d1"], b["n"]), b["n"], finish=lambda: pygpu.cudaDeviceSynchronize().check())
+    gbs = bandwidth_gbs(
+        cfg,
+        lambda: pygpu.memcpy_dtod(b["d2"], b["d1"], b["n"]),
+        b["n"],
+        finish=lambda: pygpu.cudaDeviceSynchronize().check(),
+    )
     return 2 * gbs
 
 
@@ -205,16 +220,29 @@ def breakdown(cfg: Config, c: Context) -> dict[str, float]:
         "cudaGetLastError": ("f()", {"f": pygpu.cudaGetLastError}, None),
         "cudaStreamQuery_idle": ("f(s)", {"f": pygpu.cudaStreamQuery, "s": s}, None),
         "cudaStreamSynchronize_default_idle": ("f()", {"f": pygpu.cudaStreamSynchronize}, None),
-        "cudaEventRecord_default_stream": ("f(e)", {"f": pygpu.cudaEventRecord, "e": e}, lambda: pygpu.cudaDeviceSynchronize()),
+        "cudaEventRecord_default_stream": (
+            "f(e)",
+            {"f": pygpu.cudaEventRecord, "e": e},
+            lambda: pygpu.cudaDeviceSynchronize(),
+        ),
         "cudaEventQuery_done": ("f(e)", {"f": pygpu.cudaEventQuery, "e": e}, None),
         "stream_handle_getter": ("s.handle", {"s": s}, None),
-        "launch_empty_default_stream": ("k(block=(1, 1, 1), grid=(1, 1))", {"k": c.empty}, lambda: pygpu.cudaDeviceSynchronize()),
+        "launch_empty_default_stream": (
+            "k(block=(1, 1, 1), grid=(1, 1))",
+            {"k": c.empty},
+            lambda: pygpu.cudaDeviceSynchronize(),
+        ),
         "launch_empty_block_int": ("k(block=1, grid=1, stream=s)", {"k": c.empty, "s": s}, c.sync),
         "launch_args_new_numpy_scalars": (
             "k(d, np.int32(3), np.float64(2.0), block=(1, 1, 1), grid=(1, 1), stream=s)",
-            {"k": c.scale, "d": c.out, "s": s}, c.sync,
+            {"k": c.scale, "d": c.out, "s": s},
+            c.sync,
         ),
-        "launch_args_prepared_default_stream": ("k((1, 1), (1, 1, 1), d, 3, 2.0)", {"k": c.scale_prepared.prepared_call, "d": c.out}, lambda: pygpu.cudaDeviceSynchronize()),
+        "launch_args_prepared_default_stream": (
+            "k((1, 1), (1, 1, 1), d, 3, 2.0)",
+            {"k": c.scale_prepared.prepared_call, "d": c.out},
+            lambda: pygpu.cudaDeviceSynchronize(),
+        ),
         "memcpy_htod_8b_stream": ("f(d, a, s)", {"f": pygpu.memcpy_htod, "d": c.out, "a": c.host8, "s": s}, c.sync),
         "numpy_zeros_1": ("z(1)", {"z": np.zeros}, None),
         "numpy_empty_1": ("z(1)", {"z": np.empty}, None),

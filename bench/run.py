@@ -43,8 +43,14 @@ WORK = os.environ.get("BENCH_WORK", "/tmp/pygpu-bench")
 BENCH_WHEELS = os.path.join(REPO, ".wheels-bench")
 BUILD_TIME_JSON = os.path.join(BENCH_WHEELS, "build-time.json")
 COLUMNS = ["pygpu", "C++", "cupy", "cuda.bindings", "cuda.core", "pycuda"]
-HEADERS = {"pygpu": "pygpu", "C++": "C++", "cupy": "CuPy", "cuda.bindings": "cuda.bindings", "cuda.core": "cuda.core",
-           "pycuda": "PyCUDA"}
+HEADERS = {
+    "pygpu": "pygpu",
+    "C++": "C++",
+    "cupy": "CuPy",
+    "cuda.bindings": "cuda.bindings",
+    "cuda.core": "cuda.core",
+    "pycuda": "PyCUDA",
+}
 PEERS = ["cupy", "cuda.bindings", "cuda.core", "pycuda"]
 
 IMPORTS = {
@@ -63,7 +69,9 @@ def log(msg: str) -> None:
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
 
-def sh(cmd: list[str], timeout: float, env: dict[str, str] | None = None, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+def sh(
+    cmd: list[str], timeout: float, env: dict[str, str] | None = None, cwd: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
 
 
@@ -86,8 +94,14 @@ def machine() -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001
         info["gpu"] = f"nvidia-smi failed: {e}"
     info["python_include"] = sysconfig.get_paths().get("include")
-    info["python_headers"] = {d: os.path.isfile(os.path.join(d, "Python.h")) for d in
-                              {sysconfig.get_paths().get("include") or "", f"/usr/include/python{sys.version_info[0]}.{sys.version_info[1]}"} if d}
+    info["python_headers"] = {
+        d: os.path.isfile(os.path.join(d, "Python.h"))
+        for d in {
+            sysconfig.get_paths().get("include") or "",
+            f"/usr/include/python{sys.version_info[0]}.{sys.version_info[1]}",
+        }
+        if d
+    }
     info["nvcc"] = NVCC if os.path.exists(NVCC) else None
     return info
 
@@ -120,7 +134,12 @@ def run_cpp(exe: str | None, build: dict[str, Any], args: list[str]) -> dict[str
         return {"library": "C++", "figures": {}, "errors": {"*": build.get("error", "not built")}, "notes": {}}
     p = sh([exe] + args, 300)
     if p.returncode != 0:
-        return {"library": "C++", "figures": {}, "errors": {"*": f"microbench failed ({p.returncode}): {p.stderr[-1500:]}"}, "notes": {}}
+        return {
+            "library": "C++",
+            "figures": {},
+            "errors": {"*": f"microbench failed ({p.returncode}): {p.stderr[-1500:]}"},
+            "notes": {},
+        }
     r = parse_json_line(p.stdout)
     r["notes"].update(build)
     return r
@@ -175,7 +194,11 @@ def prepare_pycuda(env: dict[str, str], timeout: float) -> tuple[dict[str, str] 
     wheels = sorted(glob.glob(os.path.join(BENCH_WHEELS, "pycuda", "*.whl")))
     t0 = time.perf_counter()
     if wheels:
-        p = sh([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile", "--target", site] + wheels, 120)
+        p = sh(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile", "--target", site]
+            + wheels,
+            120,
+        )
         if p.returncode != 0:
             info["error"] = f"installing PyCUDA's dependencies failed: {p.stderr[-800:]}"
             return None, info
@@ -186,7 +209,9 @@ def prepare_pycuda(env: dict[str, str], timeout: float) -> tuple[dict[str, str] 
     cuda_root = os.path.dirname(os.path.dirname(os.path.realpath(NVCC)))
     benv = pycuda_env(env, [site])
     benv["PATH"] = os.path.dirname(NVCC) + os.pathsep + benv.get("PATH", "")
-    p = sh([sys.executable, "configure.py", f"--cuda-root={cuda_root}", "--no-cuda-enable-curand"], 60, env=benv, cwd=src)
+    p = sh(
+        [sys.executable, "configure.py", f"--cuda-root={cuda_root}", "--no-cuda-enable-curand"], 60, env=benv, cwd=src
+    )
     if p.returncode != 0:
         info["error"] = f"configure.py failed: {(p.stdout + p.stderr)[-800:]}"
         return None, info
@@ -222,7 +247,12 @@ def run_script(args: list[str], env: dict[str, str], timeout: float, library: st
     try:
         return parse_json_line(p.stdout)
     except ValueError:
-        return {"library": library, "figures": {}, "errors": {"*": f"failed ({p.returncode}): {p.stderr[-1500:]}"}, "notes": {}}
+        return {
+            "library": library,
+            "figures": {},
+            "errors": {"*": f"failed ({p.returncode}): {p.stderr[-1500:]}"},
+            "notes": {},
+        }
 
 
 def time_imports(envs: dict[str, dict[str, str] | None], rounds: int) -> dict[str, Any]:
@@ -253,12 +283,14 @@ def time_imports(envs: dict[str, dict[str, str] | None], rounds: int) -> dict[st
 
 def import_breakdown(env: dict[str, str]) -> dict[str, float]:
     """`python -X importtime -c 'import pygpu'`: cumulative ms of the top-level imports."""
-    p = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pygpu"], env=env, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import pygpu"], env=env, capture_output=True, text=True
+    )
     out: dict[str, float] = {}
     for line in p.stderr.splitlines():
         if not line.startswith("import time:") or "|" not in line:
             continue
-        parts = line[len("import time:"):].split("|")
+        parts = line[len("import time:") :].split("|")
         try:
             cumulative = int(parts[1].strip()) / 1e3
         except ValueError:
@@ -317,7 +349,10 @@ def build_rows(libs: dict[str, dict[str, Any]], extra: dict[str, Any]) -> list[d
     if wheel.get("bytes"):
         rows.append(row("wheel_mb", "wheel size", "MB", "lower", {"pygpu": wheel["bytes"] / 1e6}))
     build = extra.get("build", {})
-    for key, label in (("maturin_build_release_s", "build from clean: maturin build --release"), ("kernels_build_s", "build from clean: kernels/build.sh")):
+    for key, label in (
+        ("maturin_build_release_s", "build from clean: maturin build --release"),
+        ("kernels_build_s", "build from clean: kernels/build.sh"),
+    ):
         if build.get(key):
             rows.append(row(key, label + f" ({build.get('cores', '?')} cores)", "s", "lower", {"pygpu": build[key]}))
     return rows
@@ -338,11 +373,16 @@ def row(name: str, label: str, unit: str, better: str, values: dict[str, float |
     else:
         target, ok = judge(name, v, cpp, [])
     return {
-        "figure": name, "label": label, "unit": unit, "better": better, "values": values,
+        "figure": name,
+        "label": label,
+        "unit": unit,
+        "better": better,
+        "values": values,
         "ratio_cpp": (v / cpp) if v is not None and cpp else None,
         "best_peer": best_peer,
         "ratio_best_peer": (v / peer_vals[best_peer]) if v is not None and best_peer else None,
-        "target": target, "pass": ok,
+        "target": target,
+        "pass": ok,
     }
 
 
@@ -362,8 +402,11 @@ def table(rows: list[dict[str, Any]]) -> list[list[str]]:
     for r in rows:
         ratio_peer = "–" if r["ratio_best_peer"] is None else f"{r['ratio_best_peer']:.2f} ({HEADERS[r['best_peer']]})"
         result = {True: "pass", False: "MISS", None: "–"}[r["pass"]]
-        out.append([r["label"], r["unit"]] + [fmt(r["values"].get(c), r["unit"]) for c in COLUMNS]
-                   + ["–" if r["ratio_cpp"] is None else f"{r['ratio_cpp']:.2f}", ratio_peer, r["target"], result])
+        out.append(
+            [r["label"], r["unit"]]
+            + [fmt(r["values"].get(c), r["unit"]) for c in COLUMNS]
+            + ["–" if r["ratio_cpp"] is None else f"{r['ratio_cpp']:.2f}", ratio_peer, r["target"], result]
+        )
     return out
 
 
@@ -390,20 +433,31 @@ def measure_build(clone: str, target: str) -> dict[str, Any]:
     shutil.rmtree(clone, ignore_errors=True)
     shutil.rmtree(target, ignore_errors=True)
     subprocess.run(["git", "clone", "-q", REPO, clone], check=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True
+    ).stdout.strip()
     env = dict(os.environ, CARGO_TARGET_DIR=target)
     t0 = time.perf_counter()
     k = subprocess.run(["bash", "kernels/build.sh"], cwd=clone, env=env, capture_output=True, text=True)
     t1 = time.perf_counter()
-    m = subprocess.run([sys.executable, "-m", "maturin", "build", "--release", "--out", os.path.join(clone, "wheels")],
-                       cwd=clone, env=env, capture_output=True, text=True)
+    m = subprocess.run(
+        [sys.executable, "-m", "maturin", "build", "--release", "--out", os.path.join(clone, "wheels")],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     t2 = time.perf_counter()
     out: dict[str, Any] = {
-        "commit": commit, "cores": os.cpu_count(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "kernels_build_s": round(t1 - t0, 1), "kernels_ok": k.returncode == 0,
-        "maturin_build_release_s": round(t2 - t1, 1), "maturin_ok": m.returncode == 0,
+        "commit": commit,
+        "cores": os.cpu_count(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "kernels_build_s": round(t1 - t0, 1),
+        "kernels_ok": k.returncode == 0,
+        "maturin_build_release_s": round(t2 - t1, 1),
+        "maturin_ok": m.returncode == 0,
         "note": "fresh clone and CARGO_TARGET_DIR; kernels/build.sh includes installing its pinned CUDA toolchains from PyPI "
-                "into the clone's kernels/.toolchain; the machine may have been shared with other builds",
+        "into the clone's kernels/.toolchain; the machine may have been shared with other builds",
     }
     if k.returncode != 0:
         out["kernels_error"] = k.stderr[-800:]
@@ -437,16 +491,32 @@ def main() -> int:
     p.add_argument("--json", help="write the results here (and the Markdown table next to it, .md)")
     p.add_argument("--md", help="write the Markdown table here (default: the --json path with .md)")
     p.add_argument("--quick", action="store_true", help="short samples and 1 MiB copies: a smoke run")
-    p.add_argument("--skip", nargs="*", default=[], help="libraries to leave out (C++, cupy, cuda.bindings, cuda.core, pycuda)")
+    p.add_argument(
+        "--skip", nargs="*", default=[], help="libraries to leave out (C++, cupy, cuda.bindings, cuda.core, pycuda)"
+    )
     p.add_argument("--pycuda-build-timeout", type=float, default=170)
     p.add_argument("--burgers-timeout", type=float, default=150)
     p.add_argument("--budget", type=float, help="seconds for the whole run: bench/burgers.py (last) gets what is left")
     p.add_argument("--import-rounds", type=int, default=7)
-    p.add_argument("--rounds", type=int, default=1, help="repeat the per-call figures of every library this often, "
-                   "alternating the order; each figure is the median of its rounds")
-    p.add_argument("--also-pygpu", action="append", default=[], metavar="LABEL=SITE",
-                   help="also run pygpu_bench.py with SITE first on PYTHONPATH (e.g. the last commit's wheel), as LABEL")
-    p.add_argument("--measure-build", action="store_true", help="development machine: time a clean build, write .wheels-bench/build-time.json")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="repeat the per-call figures of every library this often, "
+        "alternating the order; each figure is the median of its rounds",
+    )
+    p.add_argument(
+        "--also-pygpu",
+        action="append",
+        default=[],
+        metavar="LABEL=SITE",
+        help="also run pygpu_bench.py with SITE first on PYTHONPATH (e.g. the last commit's wheel), as LABEL",
+    )
+    p.add_argument(
+        "--measure-build",
+        action="store_true",
+        help="development machine: time a clean build, write .wheels-bench/build-time.json",
+    )
     a = p.parse_args()
 
     if a.measure_build:
@@ -466,8 +536,8 @@ def main() -> int:
         "command": "python3 bench/run.py " + " ".join(sys.argv[1:]),
         "machine": machine(),
         "method": "per-call figures: median of 7 samples, each many calls (timeit loop, perf_counter_ns), async work "
-                  "synchronized at the end of each sample and counted; bandwidth: median of 7 samples of 3 copies of 256 MiB, "
-                  "GB = 1e9 bytes, D2D counts read + write; imports: median of fresh interpreters",
+        "synchronized at the end of each sample and counted; bandwidth: median of 7 samples of 3 copies of 256 MiB, "
+        "GB = 1e9 bytes, D2D counts read + write; imports: median of fresh interpreters",
     }
     libs: dict[str, dict[str, Any]] = {}
 
@@ -498,16 +568,22 @@ def main() -> int:
     rounds: dict[str, list[dict[str, Any]]] = {}
     for k in range(max(1, a.rounds)):
         later = ["--skip-bandwidth"] if k > 0 else []
-        for name, site in (jobs if k % 2 == 0 else list(reversed(jobs))):
+        for name, site in jobs if k % 2 == 0 else list(reversed(jobs)):
             log(f"round {k + 1}: {name}")
             if name == "C++":
                 res = run_cpp(exe, cpp_build, quick + later)
             elif name == "pygpu" or site is not None:
                 jenv = env if site is None else pycuda_env(env, [site])
-                res = run_script([os.path.join(HERE, "pygpu_bench.py")] + quick + later + (["--no-breakdown"] if k > 0 else []),
-                                 jenv, 600, name)
+                res = run_script(
+                    [os.path.join(HERE, "pygpu_bench.py")] + quick + later + (["--no-breakdown"] if k > 0 else []),
+                    jenv,
+                    600,
+                    name,
+                )
             else:
-                res = run_script([os.path.join(HERE, "peers.py"), name] + quick + later, envs.get(name, env) or env, 300, name)
+                res = run_script(
+                    [os.path.join(HERE, "peers.py"), name] + quick + later, envs.get(name, env) or env, 300, name
+                )
             rounds.setdefault(name, []).append(res)
     for name, results in rounds.items():
         libs[name] = merge_rounds(results)
@@ -534,9 +610,13 @@ def main() -> int:
                     report["burgers"] = json.load(f)
                 print(b.stdout, end="")
             else:
-                report["burgers"] = {"error": f"bench/burgers.py failed ({b.returncode}): {(b.stdout + b.stderr)[-1500:]}"}
+                report["burgers"] = {
+                    "error": f"bench/burgers.py failed ({b.returncode}): {(b.stdout + b.stderr)[-1500:]}"
+                }
         except subprocess.TimeoutExpired:
-            report["burgers"] = {"error": f"bench/burgers.py took longer than {limit:.0f} s (the time left in this run)"}
+            report["burgers"] = {
+                "error": f"bench/burgers.py took longer than {limit:.0f} s (the time left in this run)"
+            }
     report["libraries"] = libs
     rows = build_rows(libs, report)
     report["figures"] = rows
@@ -553,8 +633,17 @@ def main() -> int:
         for lib, errs in missing.items():
             for k, v in errs.items():
                 print(f"  {lib}.{k}: {v}")
-    md = ["# pygpu benchmarks", "", f"- device: {device}", f"- date: {report['date']}", f"- command: `{report['command']}`",
-          f"- method: {report['method']}", "", markdown(t), ""]
+    md = [
+        "# pygpu benchmarks",
+        "",
+        f"- device: {device}",
+        f"- date: {report['date']}",
+        f"- command: `{report['command']}`",
+        f"- method: {report['method']}",
+        "",
+        markdown(t),
+        "",
+    ]
     imp = report["imports"]
     md += ["## imports (ms, fresh interpreter, median)", "", "```", json.dumps(imp, indent=1), "```", ""]
     if "burgers" in report:
@@ -562,7 +651,11 @@ def main() -> int:
     if "pycuda_build" in report:
         md += ["## PyCUDA", "", "```", json.dumps(report["pycuda_build"], indent=1), "```", ""]
     if missing:
-        md += ["## not measured / errors", ""] + [f"- {lib}.{k}: {v}" for lib, errs in missing.items() for k, v in errs.items()] + [""]
+        md += (
+            ["## not measured / errors", ""]
+            + [f"- {lib}.{k}: {v}" for lib, errs in missing.items() for k, v in errs.items()]
+            + [""]
+        )
     ab = [label for label, _, _ in (spec.partition("=") for spec in a.also_pygpu)]
     if ab:
         ab_lines = ["## pygpu against other builds (same run, interleaved rounds)", ""]

@@ -27,9 +27,7 @@ def compile_to_ptx(nvrtc: str, source: Path, options: list[str]) -> tuple[str, s
     prog = ctypes.c_void_p()
     _check(
         lib,
-        lib.nvrtcCreateProgram(
-            ctypes.byref(prog), source.read_bytes(), source.name.encode(), 0, None, None
-        ),
+        lib.nvrtcCreateProgram(ctypes.byref(prog), source.read_bytes(), source.name.encode(), 0, None, None),
         "nvrtcCreateProgram",
     )
     try:

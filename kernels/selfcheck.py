@@ -38,8 +38,18 @@ def declared(source: Path) -> tuple[list[str], list[str]]:
     kernels = re.findall(r"^\s*PYGPU_EXPORT\((\w+)\)", text, re.M)
     if "PYGPU_EW_KERNEL" in text:
         include = KERNELS_DIR.parent / "python" / "pygpu" / "include"  # pygpu_kernel.h
-        cpp = [os.environ.get("GXX", "g++-12"), "-E", "-P", "-x", "c++", "-std=c++17", "-I", str(include),
-               "-I", str(KERNELS_DIR)]
+        cpp = [
+            os.environ.get("GXX", "g++-12"),
+            "-E",
+            "-P",
+            "-x",
+            "c++",
+            "-std=c++17",
+            "-I",
+            str(include),
+            "-I",
+            str(KERNELS_DIR),
+        ]
         out = subprocess.run([*cpp, str(source)], capture_output=True, text=True, check=True).stdout
         kernels = re.findall(r"\bpygpu_run_blocks_(\w+)\s*\(", out)
     globals_ = re.findall(r"^\s*PYGPU_(?:GLOBAL|CONSTANT)\([^,]+,\s*(\w+)\)", text, re.M)
@@ -116,7 +126,12 @@ Dims = ctypes.c_uint * 3
 
 
 class LaunchDesc(ctypes.Structure):
-    _fields_ = [("grid", Dims), ("block", Dims), ("args", ctypes.POINTER(ctypes.c_void_p)), ("shared_bytes", ctypes.c_size_t)]
+    _fields_ = [
+        ("grid", Dims),
+        ("block", Dims),
+        ("args", ctypes.POINTER(ctypes.c_void_p)),
+        ("shared_bytes", ctypes.c_size_t),
+    ]
 
 
 class Worker(ctypes.Structure):
@@ -142,8 +157,12 @@ class HostLib:
         self.stacks = ctypes.create_string_buffer(1024 * STACK_BYTES + 16)
         self.shared = ctypes.create_string_buffer(SHARED_BYTES + 16)
         self.worker = Worker(
-            (ctypes.addressof(self.stacks) + 15) & ~15, STACK_BYTES, 1024, 0,
-            (ctypes.addressof(self.shared) + 15) & ~15, SHARED_BYTES,
+            (ctypes.addressof(self.stacks) + 15) & ~15,
+            STACK_BYTES,
+            1024,
+            0,
+            (ctypes.addressof(self.shared) + 15) & ~15,
+            SHARED_BYTES,
         )
 
     def names(self) -> list[str]:
@@ -243,7 +262,8 @@ def run_burgers(lib: HostLib) -> None:
     u, u_new = (ctypes.c_double * n)(*ghosted), (ctypes.c_double * n)()
     rc = lib.launch("burgers_step_lagged", (3, 1, 1), (7, 1, 1), u, u_new, ctypes.c_int(n), c1, c2)
     lagged = [
-        ghosted[i] + c1.value * (ghosted[i + 1] - 2.0 * ghosted[i] + ghosted[i - 1])
+        ghosted[i]
+        + c1.value * (ghosted[i + 1] - 2.0 * ghosted[i] + ghosted[i - 1])
         - ghosted[i] * c2.value * (ghosted[i + 1] - ghosted[i - 1])
         for i in range(1, nx + 1)
     ]

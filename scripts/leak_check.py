@@ -58,9 +58,16 @@ def main() -> None:
         pygpu.from_dlpack(g)
         g.__dlpack__()  # never consumed: the capsule's deleter frees it
 
-    results = [measure(n, f) for n, f in
-               [("mem_alloc/free", alloc), ("to_gpu/get", transfer), ("views", view),
-                ("stream+event create/record/release", stream_event), ("CAI + DLPack export/consume", interop)]]
+    results = [
+        measure(n, f)
+        for n, f in [
+            ("mem_alloc/free", alloc),
+            ("to_gpu/get", transfer),
+            ("views", view),
+            ("stream+event create/record/release", stream_event),
+            ("CAI + DLPack export/consume", interop),
+        ]
+    ]
     print(json.dumps({"backend": backend, "results": results}, indent=1))
 
 

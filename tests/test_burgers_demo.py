@@ -34,7 +34,9 @@ RUST_BUILD_TIMEOUT = 1800
 # --- the reference: the seeds' scheme in numpy, independent of the demo's code --------------
 
 
-def reference(nx: int = 256, nu: float = 0.01, dt: float = 0.001, t_final: float = 2.0, lagged: bool = True, every: int = 1) -> dict[str, Any]:
+def reference(
+    nx: int = 256, nu: float = 0.01, dt: float = 0.001, t_final: float = 2.0, lagged: bool = True, every: int = 1
+) -> dict[str, Any]:
     h = 2.0 * np.pi / nx
     u = np.zeros(nx + 2)
     u[1 : nx + 1] = np.sin(h * np.arange(nx))
@@ -188,7 +190,9 @@ def test_python_driver_seed_run(python_plain: tuple[Path, str], seed_reference: 
     assert "Performing SVD" in stdout and stdout.count("Called python analyses function successfully") == 2
 
 
-def test_graph_mode_agrees_with_plain(python_plain: tuple[Path, str], python_graph: tuple[Path, str], seed_reference: dict[str, Any]) -> None:
+def test_graph_mode_agrees_with_plain(
+    python_plain: tuple[Path, str], python_graph: tuple[Path, str], seed_reference: dict[str, Any]
+) -> None:
     (plain, _), (graph, stdout) = python_plain, python_graph
     s = check_seed_run(graph, stdout, seed_reference)
     assert s["graph"] is True and "graph (batches of 64 steps)" in stdout
@@ -217,7 +221,9 @@ def test_snapshot_interval_scheme_and_no_snapshots(tmp_path: Path) -> None:
     np.testing.assert_allclose(np.load(tmp_path / "every0" / "final.npy"), ref["final"], rtol=0, atol=1e-12)
     assert summary(tmp_path / "every0")["rows"] == 0 and not (tmp_path / "every0" / "Field_evolution.png").exists()
 
-    done = run_python_demo(tmp_path / "every7", "--snapshot-every", "7", "--t-final", "0.5", "--nx", "64", "--nu", "0.02", "--dt", "0.002")
+    done = run_python_demo(
+        tmp_path / "every7", "--snapshot-every", "7", "--t-final", "0.5", "--nx", "64", "--nu", "0.02", "--dt", "0.002"
+    )
     ref = reference(nx=64, nu=0.02, dt=0.002, t_final=0.5, every=7)
     s = summary(tmp_path / "every7")
     assert s["rows"] == ref["rows"] == ref["steps"] // 7 and s["nx"] == 64
@@ -248,7 +254,9 @@ def test_python_and_rust_drivers_agree(python_plain: tuple[Path, str], rust_plai
 
 
 def test_rust_driver_graph_and_interval(tmp_path: Path) -> None:
-    done = run_rust_demo(tmp_path, "--graph", "--graph-batch", "50", "--snapshot-every", "3", "--quiet", "--hdf5", str(tmp_path / "r.h5"))
+    done = run_rust_demo(
+        tmp_path, "--graph", "--graph-batch", "50", "--snapshot-every", "3", "--quiet", "--hdf5", str(tmp_path / "r.h5")
+    )
     ref = reference(every=3)
     s = summary(tmp_path)
     assert s["graph"] is True and s["rows"] == ref["rows"] == 667
@@ -258,7 +266,12 @@ def test_rust_driver_graph_and_interval(tmp_path: Path) -> None:
 
     with h5py.File(tmp_path / "r.h5") as f:
         snaps = f["snapshots"][...]
-    np.testing.assert_allclose(snaps[[0, 1, -1]], np.array([reference(t_final=t, every=0)["final"] for t in (0.0025, 0.0055)] + [ref["final"]]), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        snaps[[0, 1, -1]],
+        np.array([reference(t_final=t, every=0)["final"] for t in (0.0025, 0.0055)] + [ref["final"]]),
+        rtol=0,
+        atol=1e-12,
+    )
 
 
 def test_rust_driver_refuses_and_explains(tmp_path: Path) -> None:
@@ -325,7 +338,13 @@ def test_check_memory_suggests_an_interval() -> None:
 
 @pytest.mark.parametrize(
     "args, message",
-    [(["--nx", "1"], "--nx"), (["--dt", "0"], "--dt"), (["--snapshot-every", "-1"], "--snapshot-every"), (["--scheme", "x"], "--scheme"), (["--backend", "x"], "--backend")],
+    [
+        (["--nx", "1"], "--nx"),
+        (["--dt", "0"], "--dt"),
+        (["--snapshot-every", "-1"], "--snapshot-every"),
+        (["--scheme", "x"], "--scheme"),
+        (["--backend", "x"], "--backend"),
+    ],
 )
 def test_bad_options(tmp_path: Path, args: list[str], message: str) -> None:
     done = run_python_demo(tmp_path, *args, check=False)

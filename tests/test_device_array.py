@@ -149,7 +149,9 @@ def test_read_only_host_array_cannot_receive() -> None:
 
 def test_allocation_failure_is_a_status() -> None:
     total = pygpu.mem_get_info()[1]
-    da = pygpu.DeviceArray_uint64(np.lib.stride_tricks.as_strided(np.zeros(1, np.uint64), shape=(total // 2,), strides=(0,)))
+    da = pygpu.DeviceArray_uint64(
+        np.lib.stride_tricks.as_strided(np.zeros(1, np.uint64), shape=(total // 2,), strides=(0,))
+    )
     err = da.allocate()
     assert err == 2 and da.last_status() == 2 and not da.allocated()
     pygpu.cudaGetLastError()

@@ -16,8 +16,22 @@ from hypothesis import strategies as st
 import pygpu
 from conftest import count_fuzz_case
 
-DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128", "bool"]
+DTYPES = [
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "bool",
+]
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -48,7 +62,7 @@ def index_for(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[Any, ...]:
             used_ellipsis = True
             key.append(Ellipsis)
             keep = draw(st.integers(0, len(dims)))
-            dims = dims[len(dims) - keep:]
+            dims = dims[len(dims) - keep :]
             continue
         n = dims.pop(0)
         if choice == "int" and n > 0:
@@ -132,9 +146,33 @@ def test_round_trip_and_copy(a: np.ndarray, stream: bool) -> None:
 # --- invalid arguments -------------------------------------------------------------
 
 WEIRD = st.sampled_from(
-    [None, -1, 0, 1, 2**40, 2**64, -(2**63), 1e300, float("nan"), "x", b"\x00", [], [1, -2], (),
-     (0, -1), object(), np.float64(1.5), np.int8(-1), np.zeros(3, np.int32), np.zeros((2, 0)),
-     np.zeros(4)[::2], slice(None), Ellipsis, {}, 3j]
+    [
+        None,
+        -1,
+        0,
+        1,
+        2**40,
+        2**64,
+        -(2**63),
+        1e300,
+        float("nan"),
+        "x",
+        b"\x00",
+        [],
+        [1, -2],
+        (),
+        (0, -1),
+        object(),
+        np.float64(1.5),
+        np.int8(-1),
+        np.zeros(3, np.int32),
+        np.zeros((2, 0)),
+        np.zeros(4)[::2],
+        slice(None),
+        Ellipsis,
+        {},
+        3j,
+    ]
 )
 
 
@@ -148,13 +186,37 @@ def call(f: Any, *args: Any) -> None:
 
 
 LOW_LEVEL = [
-    pygpu.cudaSetDevice, pygpu.cudaGetErrorName, pygpu.cudaGetErrorString, pygpu.cudaDeviceProp,
-    pygpu.cudaStream_t, pygpu.cudaEvent_t, pygpu.mem_alloc, pygpu.memset_d8, pygpu.memset_d16,
-    pygpu.memset_d32, pygpu.pagelocked_empty, pygpu.pagelocked_zeros, pygpu.DeviceArray_float64,
-    pygpu.DeviceArray_int32, pygpu.pointer_wrapper_float64, pygpu.to_gpu, pygpu.empty, pygpu.zeros,
-    pygpu.ones, pygpu.arange, pygpu.asarray, pygpu.from_dlpack, pygpu.GPUArray, pygpu.set_backend,
-    pygpu.cudaStreamSynchronize, pygpu.cudaEventRecord, pygpu.cudaEventElapsedTime, pygpu.Module,
-    pygpu.load_kernels, pygpu.ArgumentHandler, pygpu.cudaError,
+    pygpu.cudaSetDevice,
+    pygpu.cudaGetErrorName,
+    pygpu.cudaGetErrorString,
+    pygpu.cudaDeviceProp,
+    pygpu.cudaStream_t,
+    pygpu.cudaEvent_t,
+    pygpu.mem_alloc,
+    pygpu.memset_d8,
+    pygpu.memset_d16,
+    pygpu.memset_d32,
+    pygpu.pagelocked_empty,
+    pygpu.pagelocked_zeros,
+    pygpu.DeviceArray_float64,
+    pygpu.DeviceArray_int32,
+    pygpu.pointer_wrapper_float64,
+    pygpu.to_gpu,
+    pygpu.empty,
+    pygpu.zeros,
+    pygpu.ones,
+    pygpu.arange,
+    pygpu.asarray,
+    pygpu.from_dlpack,
+    pygpu.GPUArray,
+    pygpu.set_backend,
+    pygpu.cudaStreamSynchronize,
+    pygpu.cudaEventRecord,
+    pygpu.cudaEventElapsedTime,
+    pygpu.Module,
+    pygpu.load_kernels,
+    pygpu.ArgumentHandler,
+    pygpu.cudaError,
 ]
 
 
@@ -166,9 +228,26 @@ def test_functions_reject_invalid_arguments(f: Any, args: list[Any]) -> None:
 
 
 @settings(max_examples=600, deadline=None)
-@given(method=st.sampled_from(["get", "set", "fill", "view", "reshape", "squeeze", "transpose",
-                               "__getitem__", "__setitem__", "astype", "get_async", "set_async", "copy"]),
-       args=st.lists(WEIRD, max_size=2))
+@given(
+    method=st.sampled_from(
+        [
+            "get",
+            "set",
+            "fill",
+            "view",
+            "reshape",
+            "squeeze",
+            "transpose",
+            "__getitem__",
+            "__setitem__",
+            "astype",
+            "get_async",
+            "set_async",
+            "copy",
+        ]
+    ),
+    args=st.lists(WEIRD, max_size=2),
+)
 def test_gpuarray_methods_reject_invalid_arguments(method: str, args: list[Any]) -> None:
     count_fuzz_case()
     g = pygpu.to_gpu(np.arange(12.0).reshape(3, 4))
@@ -179,8 +258,10 @@ def test_gpuarray_methods_reject_invalid_arguments(method: str, args: list[Any])
 
 
 @settings(max_examples=300, deadline=None)
-@given(method=st.sampled_from(["allocate", "to_device", "to_host", "device_data", "shape"]),
-       args=st.lists(WEIRD, max_size=2))
+@given(
+    method=st.sampled_from(["allocate", "to_device", "to_host", "device_data", "shape"]),
+    args=st.lists(WEIRD, max_size=2),
+)
 def test_device_array_methods_reject_invalid_arguments(method: str, args: list[Any]) -> None:
     count_fuzz_case()
     host = np.arange(6.0)

@@ -15,8 +15,20 @@ from pygpu import driver
 from pygpu.gpuarray import DevicePointer, GPUArray
 
 DTYPES = [
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
 ]
 SHAPES = [(), (0,), (3, 0), (1,), (7,), (3, 4), (2, 3, 4), (2, 3, 4, 5)]
 
@@ -164,8 +176,14 @@ def test_like_order_k_keeps_axis_order():
 
 @pytest.mark.parametrize(
     "args, kwargs",
-    [((5,), {}), ((2, 11, 3), {}), ((0, 1, 0.25), {}), ((10, 0, -3), {"dtype": np.int16}),
-     ((1, 2, 0.1, np.float32), {}), ((), {"start": 1, "stop": 4, "dtype": np.uint8})],
+    [
+        ((5,), {}),
+        ((2, 11, 3), {}),
+        ((0, 1, 0.25), {}),
+        ((10, 0, -3), {"dtype": np.int16}),
+        ((1, 2, 0.1, np.float32), {}),
+        ((), {"start": 1, "stop": 4, "dtype": np.uint8}),
+    ],
 )
 def test_arange(args, kwargs):
     g = gpuarray.arange(*args, **kwargs)
@@ -181,12 +199,33 @@ def test_arange(args, kwargs):
 # ---------------------------------------------------------------- views
 
 INDEXES = [
-    0, -1, 1, (1, 2), (1, 2, 3, 4), (-1, -2, -3, -4), slice(None), slice(1, None), slice(None, None, -1),
-    slice(None, None, 2), slice(None, None, -2), slice(3, 0, -1), slice(5, 9), slice(0, 0),
-    (slice(None), 1), (Ellipsis, 2), (Ellipsis, slice(None, None, -2)), (1, Ellipsis, 1),
-    (None,), (None, 1, None), (slice(None), None, Ellipsis, None), (Ellipsis, None),
+    0,
+    -1,
+    1,
+    (1, 2),
+    (1, 2, 3, 4),
+    (-1, -2, -3, -4),
+    slice(None),
+    slice(1, None),
+    slice(None, None, -1),
+    slice(None, None, 2),
+    slice(None, None, -2),
+    slice(3, 0, -1),
+    slice(5, 9),
+    slice(0, 0),
+    (slice(None), 1),
+    (Ellipsis, 2),
+    (Ellipsis, slice(None, None, -2)),
+    (1, Ellipsis, 1),
+    (None,),
+    (None, 1, None),
+    (slice(None), None, Ellipsis, None),
+    (Ellipsis, None),
     (slice(None, None, -1), slice(1, 3), slice(None, None, 3), slice(4, 0, -2)),
-    (np.int64(1), np.int32(-1)), (Ellipsis,), (), (0, slice(2, 0, -1), None, Ellipsis, -1),
+    (np.int64(1), np.int32(-1)),
+    (Ellipsis,),
+    (),
+    (0, slice(2, 0, -1), None, Ellipsis, -1),
 ]
 
 
@@ -256,8 +295,14 @@ def test_zero_d_and_scalars():
 # ---------------------------------------------------------------- assignment
 
 SET_KEYS = [
-    slice(None), 1, (1, 2), slice(None, None, -1), (slice(None), slice(None, None, -2)),
-    (slice(1, 3), slice(None), 2), (Ellipsis, slice(1, None, 2)), (slice(None, None, 2), 0, slice(3, 0, -1)),
+    slice(None),
+    1,
+    (1, 2),
+    slice(None, None, -1),
+    (slice(None), slice(None, None, -2)),
+    (slice(1, 3), slice(None), 2),
+    (Ellipsis, slice(1, None, 2)),
+    (slice(None, None, 2), 0, slice(3, 0, -1)),
     (None, 1),
 ]
 
@@ -348,8 +393,17 @@ def test_fill_negative_zero_is_not_a_zero_memset():
 # ---------------------------------------------------------------- copies and layout
 
 
-@pytest.mark.parametrize("key", [slice(None), (slice(None, None, -1),), (slice(None), slice(None, None, 2)),
-                                 (Ellipsis, 1), (slice(1, None), slice(None, None, -1))], ids=repr)
+@pytest.mark.parametrize(
+    "key",
+    [
+        slice(None),
+        (slice(None, None, -1),),
+        (slice(None), slice(None, None, 2)),
+        (Ellipsis, 1),
+        (slice(1, None), slice(None, None, -1)),
+    ],
+    ids=repr,
+)
 def test_copy_is_independent(key):
     host = np.arange(60, dtype=np.float32).reshape(6, 10)
     g = gpuarray.to_gpu(host)
@@ -425,9 +479,17 @@ def test_squeeze_transpose_T():
         g.transpose(0, 1)
 
 
-@pytest.mark.parametrize("src, dst", [(np.float32, np.int32), (np.float64, np.uint8), (np.int8, np.int16),
-                                      (np.complex128, np.float64), (np.uint8, np.bool_)],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize(
+    "src, dst",
+    [
+        (np.float32, np.int32),
+        (np.float64, np.uint8),
+        (np.int8, np.int16),
+        (np.complex128, np.float64),
+        (np.uint8, np.bool_),
+    ],
+    ids=lambda d: np.dtype(d).name,
+)
 def test_view_dtype(src, dst):
     host = sample((3, 8), src)
     if np.dtype(dst) == np.bool_:
@@ -452,8 +514,9 @@ def test_view_dtype_errors_like_numpy():
         g.view(object)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64, np.bool_, np.float16],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.int64, np.complex64, np.bool_, np.float16], ids=lambda d: np.dtype(d).name
+)
 @pytest.mark.parametrize("shape", [(), (0,), (5,), (3, 4), (2, 2, 2)], ids=str)
 def test_repr_and_str_like_numpy(dtype, shape):
     host = sample(shape, dtype)
@@ -495,9 +558,18 @@ def test_set_mismatches_raise_and_change_nothing():
 
 @pytest.mark.parametrize(
     "key, error",
-    [(6, IndexError), (-7, IndexError), ((0, 0), IndexError), ((Ellipsis, Ellipsis), IndexError),
-     ([0, 1], IndexError), (np.array([1, 2]), IndexError), (True, IndexError), (1.0, IndexError),
-     ("a", IndexError), (np.array([True] * 6), IndexError)],
+    [
+        (6, IndexError),
+        (-7, IndexError),
+        ((0, 0), IndexError),
+        ((Ellipsis, Ellipsis), IndexError),
+        ([0, 1], IndexError),
+        (np.array([1, 2]), IndexError),
+        (True, IndexError),
+        (1.0, IndexError),
+        ("a", IndexError),
+        (np.array([True] * 6), IndexError),
+    ],
     ids=repr,
 )
 def test_bad_indices(key, error):
@@ -540,8 +612,15 @@ def test_freed_allocation_raises_everywhere():
     g = gpuarray.to_gpu(np.arange(4.0))
     view = g[1:]
     g.gpudata.free()
-    for call in (g.get, lambda: g.set(np.zeros(4)), lambda: g.fill(1.0), view.get, g.copy,
-                 lambda: g.ptr, lambda: repr(view)):
+    for call in (
+        g.get,
+        lambda: g.set(np.zeros(4)),
+        lambda: g.fill(1.0),
+        view.get,
+        g.copy,
+        lambda: g.ptr,
+        lambda: repr(view),
+    ):
         with pytest.raises(pygpu.InvalidHandleError, match="released"):
             call()
 
@@ -550,8 +629,13 @@ def test_read_only_arrays_refuse_writes():
     g = gpuarray.to_gpu(np.arange(4.0))
     ro = g[:]
     ro._readonly = True
-    for call in (lambda: ro.set(np.zeros(4)), lambda: ro.fill(0), lambda: ro.__setitem__(0, 1.0),
-                 lambda: ro[1:].set(np.zeros(3)), lambda: gpuarray.gpuarray._transfer.copy_into(ro, g, None)):
+    for call in (
+        lambda: ro.set(np.zeros(4)),
+        lambda: ro.fill(0),
+        lambda: ro.__setitem__(0, 1.0),
+        lambda: ro[1:].set(np.zeros(3)),
+        lambda: gpuarray.gpuarray._transfer.copy_into(ro, g, None),
+    ):
         with pytest.raises(ValueError, match="read-only"):
             call()
     np.testing.assert_array_equal(g.get(), np.arange(4.0))

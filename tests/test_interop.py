@@ -15,8 +15,20 @@ from pygpu import driver
 from pygpu._pygpu import dlpack_capsule, dlpack_from_capsule
 
 DTYPES = [
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
 ]
 
 host_only = pytest.mark.skipif("pygpu.backend() != 'host'", reason="numpy reads device memory only on the host backend")
@@ -35,8 +47,12 @@ class CAIProducer:
     def __init__(self, owner, **fields):
         self.owner = owner
         self.__cuda_array_interface__ = {
-            "shape": owner.shape, "typestr": owner.dtype.str, "data": (owner.ptr, False),
-            "strides": None, "version": 3, **fields,
+            "shape": owner.shape,
+            "typestr": owner.dtype.str,
+            "data": (owner.ptr, False),
+            "strides": None,
+            "version": 3,
+            **fields,
         }
 
 
@@ -59,8 +75,11 @@ def test_interfaces_by_backend(backend):
 
 
 @host_only
-@pytest.mark.parametrize("key", [slice(None), (slice(None, None, -1),), (1, slice(None, None, 2)), (Ellipsis, 0),
-                                 (slice(0, 0),), (1, 2)], ids=repr)
+@pytest.mark.parametrize(
+    "key",
+    [slice(None), (slice(None, None, -1),), (1, slice(None, None, 2)), (Ellipsis, 0), (slice(0, 0),), (1, 2)],
+    ids=repr,
+)
 def test_numpy_reads_and_writes_in_place(key):
     host = np.arange(24, dtype=np.float32).reshape(4, 6)
     g = pygpu.to_gpu(host)
@@ -181,8 +200,9 @@ def test_capsule_lifetimes():
 
 def test_read_only_export():
     g = pygpu.to_gpu(np.arange(3.0))
-    ro = pygpu.from_dlpack(dlpack_capsule(g, g.ptr, (3,), (1,), 2, 64, g.__dlpack_device__()[0],
-                                          g.__dlpack_device__()[1], True, True))
+    ro = pygpu.from_dlpack(
+        dlpack_capsule(g, g.ptr, (3,), (1,), 2, 64, g.__dlpack_device__()[0], g.__dlpack_device__()[1], True, True)
+    )
     with pytest.raises(ValueError, match="read-only"):
         ro[0] = 1.0
     with pytest.raises(BufferError, match="read-only"):
@@ -278,11 +298,17 @@ def test_asarray_cai_strides_readonly_and_stream():
 
 @pytest.mark.parametrize(
     "fields, error, match",
-    [({"mask": object()}, ValueError, "mask"), ({"typestr": "<M8[s]"}, TypeError, "typestr"),
-     ({"typestr": ">f8"}, TypeError, "typestr"), ({"typestr": "|V8"}, TypeError, "typestr"),
-     ({"typestr": "bogus"}, TypeError, "typestr"), ({"stream": 0}, ValueError, "stream"),
-     ({"shape": (3, -1)}, ValueError, "negative"), ({"strides": (8,)}, ValueError, "strides"),
-     ({"data": (0, False)}, ValueError, "null")],
+    [
+        ({"mask": object()}, ValueError, "mask"),
+        ({"typestr": "<M8[s]"}, TypeError, "typestr"),
+        ({"typestr": ">f8"}, TypeError, "typestr"),
+        ({"typestr": "|V8"}, TypeError, "typestr"),
+        ({"typestr": "bogus"}, TypeError, "typestr"),
+        ({"stream": 0}, ValueError, "stream"),
+        ({"shape": (3, -1)}, ValueError, "negative"),
+        ({"strides": (8,)}, ValueError, "strides"),
+        ({"data": (0, False)}, ValueError, "null"),
+    ],
     ids=["mask", "datetime", "big-endian", "void", "bogus", "stream0", "negative", "strides", "null"],
 )
 def test_bad_cai(fields, error, match):
@@ -311,8 +337,10 @@ def test_asarray_of_other_inputs(backend):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype, typestr", [(np.float64, "<f8"), (np.bool_, "|b1"), (np.int8, "|i1"),
-                                            (np.complex64, "<c8"), (np.uint16, "<u2")])
+@pytest.mark.parametrize(
+    "dtype, typestr",
+    [(np.float64, "<f8"), (np.bool_, "|b1"), (np.int8, "|i1"), (np.complex64, "<c8"), (np.uint16, "<u2")],
+)
 def test_cai_export(dtype, typestr):
     g = pygpu.to_gpu(np.zeros((4, 6), dtype))
     cai = g.__cuda_array_interface__

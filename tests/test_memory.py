@@ -120,7 +120,11 @@ def test_dtod_copy_and_size_inference() -> None:
 
 @pytest.mark.parametrize(
     "fill, dtype, value",
-    [(pygpu.memset_d8, np.uint8, 0xAB), (pygpu.memset_d16, np.uint16, 0xBEEF), (pygpu.memset_d32, np.uint32, 0xDEADBEEF)],
+    [
+        (pygpu.memset_d8, np.uint8, 0xAB),
+        (pygpu.memset_d16, np.uint16, 0xBEEF),
+        (pygpu.memset_d32, np.uint32, 0xDEADBEEF),
+    ],
 )
 def test_memset(fill, dtype, value) -> None:  # type: ignore[no-untyped-def]
     n = 100

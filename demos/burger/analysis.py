@@ -198,7 +198,9 @@ class Collector:
         self.results["hdf5"] = str(path)
         return str(path)
 
-    def finish(self, final_u: Any, out_dir: str | os.PathLike[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    def finish(
+        self, final_u: Any, out_dir: str | os.PathLike[str], extra: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Writes final.npy and summary.json (see write_summary) with this run's results."""
         summary = {**self.meta, **(extra or {}), **self.results, "rows": self.rows, "collections": self.collections}
         return write_summary(final_u, out_dir, summary)

@@ -220,7 +220,9 @@ class Solver:
     """The solver loop on pygpu: two ping-pong buffers, one kernel launch per step on one stream,
     and a device-to-device copy of each snapshot into the device-resident snapshot matrix."""
 
-    def __init__(self, problem: Problem, snapshot_every: int = 1, graph: bool = False, graph_batch: int = DEFAULT_GRAPH_BATCH):
+    def __init__(
+        self, problem: Problem, snapshot_every: int = 1, graph: bool = False, graph_batch: int = DEFAULT_GRAPH_BATCH
+    ):
         import pygpu
 
         if problem.scheme not in KERNELS:
@@ -397,7 +399,9 @@ class Solver:
         """The snapshot matrix as a CuPy (GPU) or numpy (host) array on the same memory."""
         if self.snapshots is None:
             raise ValueError("no snapshots were taken (--snapshot-every 0)")
-        return analysis.device_matrix(int(self.snapshots), self.rows, self.n_total, self.pygpu.backend(), owner=self.snapshots)
+        return analysis.device_matrix(
+            int(self.snapshots), self.rows, self.n_total, self.pygpu.backend(), owner=self.snapshots
+        )
 
 
 # -- command line ----------------------------------------------------------------------------------
@@ -422,7 +426,10 @@ def choose_backend(requested: str | None) -> tuple[str, str | None]:
     except pygpu.CudaError as e:
         why = str(e).split(". To run on the CPU")[0]
     pygpu.set_backend("host")
-    return pygpu.backend(), f"No GPU could be started ({why}): running on the host backend (the same kernels on the CPU)."
+    return (
+        pygpu.backend(),
+        f"No GPU could be started ({why}): running on the host backend (the same kernels on the CPU).",
+    )
 
 
 def device_description(backend: str) -> str:
@@ -441,17 +448,50 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="1-D viscous Burgers on the GPU with zero-copy in-situ analysis (the seeds' burgerPy demo on pygpu).",
     )
     p.add_argument("--nx", type=int, default=256, help="interior grid points (default 256; the arrays hold NX + 2)")
-    p.add_argument("--t-final", type=float, default=2.0, help="run while t < T, t accumulated in floating point (default 2.0)")
+    p.add_argument(
+        "--t-final", type=float, default=2.0, help="run while t < T, t accumulated in floating point (default 2.0)"
+    )
     p.add_argument("--nu", type=float, default=0.01, help="viscosity (default 0.01)")
     p.add_argument("--dt", type=float, default=0.001, help="time step (default 0.001)")
-    p.add_argument("--snapshot-every", type=int, default=1, metavar="N", help="copy the solution into the snapshot matrix every N steps; 0: no snapshots, no analysis (default 1)")
-    p.add_argument("--backend", choices=["auto", "cuda", "hip", "host"], default="auto", help="default: $PYGPU_BACKEND, else cuda if a GPU starts, else host")
+    p.add_argument(
+        "--snapshot-every",
+        type=int,
+        default=1,
+        metavar="N",
+        help="copy the solution into the snapshot matrix every N steps; 0: no snapshots, no analysis (default 1)",
+    )
+    p.add_argument(
+        "--backend",
+        choices=["auto", "cuda", "hip", "host"],
+        default="auto",
+        help="default: $PYGPU_BACKEND, else cuda if a GPU starts, else host",
+    )
     p.add_argument("--graph", action="store_true", help="record batches of steps as a CUDA graph and replay them")
-    p.add_argument("--graph-batch", type=int, default=DEFAULT_GRAPH_BATCH, metavar="STEPS", help=f"steps per graph batch (default {DEFAULT_GRAPH_BATCH})")
-    p.add_argument("--scheme", choices=list(KERNELS), default="seed", help="seed: the seeds' lagged ghosts (default, u[10] = 0.0733873); periodic: exact periodic neighbours")
-    p.add_argument("--hdf5", metavar="FILE", help="also write the snapshots, singular values and modes to this HDF5 file (h5py)")
-    p.add_argument("--out", metavar="DIR", default=".", help="folder for the plots, summary.json and final.npy (default: the current folder)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (it appears on runs longer than a second)")
+    p.add_argument(
+        "--graph-batch",
+        type=int,
+        default=DEFAULT_GRAPH_BATCH,
+        metavar="STEPS",
+        help=f"steps per graph batch (default {DEFAULT_GRAPH_BATCH})",
+    )
+    p.add_argument(
+        "--scheme",
+        choices=list(KERNELS),
+        default="seed",
+        help="seed: the seeds' lagged ghosts (default, u[10] = 0.0733873); periodic: exact periodic neighbours",
+    )
+    p.add_argument(
+        "--hdf5", metavar="FILE", help="also write the snapshots, singular values and modes to this HDF5 file (h5py)"
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=".",
+        help="folder for the plots, summary.json and final.npy (default: the current folder)",
+    )
+    p.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (it appears on runs longer than a second)"
+    )
     args = p.parse_args(argv)
     if args.nx < 2:
         p.error("--nx must be at least 2")
@@ -493,7 +533,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     solver = Solver(problem, args.snapshot_every, args.graph, args.graph_batch)
-    mode = f"graph (batches of {graph_layout(steps, args.snapshot_every, args.graph_batch)[1]} steps)" if args.graph else "plain"
+    mode = (
+        f"graph (batches of {graph_layout(steps, args.snapshot_every, args.graph_batch)[1]} steps)"
+        if args.graph
+        else "plain"
+    )
     print(
         f"Burgers: NX = {problem.nx} ({problem.n_total} values), nu = {problem.nu:g}, dt = {problem.dt:g}, "
         f"t < {problem.t_final:g}: {steps} steps, kernel {solver.kernel_name}"
@@ -528,7 +572,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "grid": solver.grid,
         "block": solver.block,
     }
-    timing = {"mean_step_seconds": seconds_per_step, "loop_seconds": solver.loop_seconds, "setup_seconds": solver.setup_seconds}
+    timing = {
+        "mean_step_seconds": seconds_per_step,
+        "loop_seconds": solver.loop_seconds,
+        "setup_seconds": solver.setup_seconds,
+    }
     if solver.rows == 0:
         analysis.write_summary(final, out, {**meta, **timing, "rows": 0, "collections": 0})
         print(f"No snapshots (--snapshot-every 0): no analysis. Wrote summary.json and final.npy in {out}")

@@ -19,6 +19,7 @@ class CudaError(Exception):
     Not to be confused with :class:`cudaError`, the status *value* a low-level call returns.
     ``code`` is the raw status, ``name`` its symbolic name; ``repr`` is
     ``InvalidValueError('message', code=1, name='cudaErrorInvalidValue')``."""
+
     code: int
     name: str
 
@@ -84,28 +85,36 @@ def cudaGetDeviceCount() -> tuple[int, cudaError]: ...
 def cudaDeviceSynchronize() -> cudaError: ...
 def cudaMemGetInfo() -> tuple[int, int, cudaError]:
     """(free, total, status) in bytes for the current device."""
+
 def cudaGetLastError() -> cudaError:
     """Returns and clears the last error of a runtime call on this thread."""
+
 def cudaPeekAtLastError() -> cudaError:
     """Returns the last error without clearing it."""
+
 def cudaGetErrorName(error: cudaError | int) -> str: ...
 def cudaDeviceGetAttribute(attr: int, device: int) -> tuple[int, cudaError]:
     """(value, status) of the device attribute numbered ``attr`` (a CUdevice_attribute)."""
+
 def device_attributes(device: int) -> dict[int, int]:
     """Every attribute the backend reports for ``device``, by CUdevice_attribute number; the
     others are left out and, unlike cudaDeviceGetAttribute, leave no last error."""
+
 def cudaDeviceGetLimit(limit: int) -> tuple[int, cudaError]:
     """(value, status) of a resource limit (CUlimit number) of the current device."""
+
 def cudaDeviceSetLimit(limit: int, value: int) -> cudaError: ...
 def cudaDeviceGetCacheConfig() -> tuple[int, cudaError]:
     """(config, status): the current device's preferred L1/shared split (CUfunc_cache number)."""
+
 def cudaDeviceSetCacheConfig(config: int) -> cudaError: ...
 def cudaDeviceCanAccessPeer(device: int, peer: int) -> tuple[int, cudaError]:
     """(1 or 0, status): whether ``device`` can address memory of ``peer`` directly."""
+
 def cudaDriverGetVersion() -> tuple[int, cudaError]:
     """(version, status): the CUDA version the driver supports, as 1000 * major + 10 * minor."""
-def cudaGetErrorString(error: cudaError | int) -> str: ...
 
+def cudaGetErrorString(error: cudaError | int) -> str: ...
 @final
 class cudaDeviceProp:
     """A device's properties, read when constructed; CUDA's field names."""
@@ -179,6 +188,7 @@ class cudaEvent_t:
 def cudaStreamSynchronize(stream: cudaStream_t | None = None) -> cudaError: ...
 def cudaStreamQuery(stream: cudaStream_t | None = None) -> cudaError:
     """cudaSuccess when idle, cudaErrorNotReady (600) while work is pending."""
+
 def cudaStreamWaitEvent(stream: cudaStream_t | None, event: cudaEvent_t, flags: int = 0) -> cudaError: ...
 def cudaStreamDestroy(stream: cudaStream_t) -> cudaError: ...
 def cudaEventRecord(event: cudaEvent_t, stream: cudaStream_t | None = None) -> cudaError: ...
@@ -186,6 +196,7 @@ def cudaEventSynchronize(event: cudaEvent_t) -> cudaError: ...
 def cudaEventQuery(event: cudaEvent_t) -> cudaError: ...
 def cudaEventElapsedTime(start: cudaEvent_t, end: cudaEvent_t) -> tuple[float, cudaError]:
     """(milliseconds, status) between two recorded events."""
+
 def cudaEventDestroy(event: cudaEvent_t) -> cudaError: ...
 
 # --- memory ---------------------------------------------------------------------
@@ -258,7 +269,6 @@ class RegisteredHostMemory:
 def mem_get_ipc_handle(devptr: _DevicePointer) -> bytes:
     """The 64-byte interprocess handle of the allocation holding ``devptr`` (cuIpcGetMemHandle).
     Not available on the host backend."""
-
 @final
 class IPCMemoryHandle:
     """Another process's allocation mapped into this one (cuIpcOpenMemHandle); ``int()`` is its
@@ -274,6 +284,7 @@ class IPCMemoryHandle:
 
 def mem_alloc(nbytes: int) -> DeviceAllocation:
     """Allocates ``nbytes`` of device memory."""
+
 def pool_alloc(nbytes: int) -> DeviceAllocation:
     """Allocates ``nbytes`` from the caching memory pool (what GPUArray uses): given back to the
     pool, ordered on the legacy default stream, when freed. Plain ``mem_alloc`` where
@@ -297,16 +308,24 @@ class MemoryPool:
     @property
     def enabled(self) -> bool:
         """False when PYGPU_MEMORY_POOL=0 turned pooling off."""
+
 def get_default_memory_pool() -> MemoryPool:
     """The pool GPUArray allocates from."""
+
 def mem_get_info() -> tuple[int, int]:
     """(free, total) bytes of the current device."""
+
 def memcpy_htod(dest: _DevicePointer, src: Buffer | npt.NDArray[Any], stream: cudaStream_t | None = None) -> None:
     """Copies the whole C-contiguous host buffer ``src`` to ``dest``; asynchronous on ``stream``."""
+
 def memcpy_dtoh(dest: Buffer | npt.NDArray[Any], src: _DevicePointer, stream: cudaStream_t | None = None) -> None:
     """Fills the whole C-contiguous writable host buffer ``dest`` from ``src``."""
-def memcpy_dtod(dest: _DevicePointer, src: _DevicePointer, size: int | None = None, stream: cudaStream_t | None = None) -> None:
+
+def memcpy_dtod(
+    dest: _DevicePointer, src: _DevicePointer, size: int | None = None, stream: cudaStream_t | None = None
+) -> None:
     """Copies ``size`` bytes (default: the smaller allocation) between device addresses."""
+
 def memset_d8(dest: _DevicePointer, value: int, count: int, stream: cudaStream_t | None = None) -> None: ...
 def memset_d16(dest: _DevicePointer, value: int, count: int, stream: cudaStream_t | None = None) -> None: ...
 def memset_d32(dest: _DevicePointer, value: int, count: int, stream: cudaStream_t | None = None) -> None: ...
@@ -426,7 +445,6 @@ class DeviceArray_complex128(_DeviceArray[complex]):
     def __new__(cls, source: npt.NDArray[np.complex128] | int | tuple[int, ...]) -> Self: ...
     def device_data(self) -> pointer_wrapper_complex128: ...
 
-
 # --- kernels ----------------------------------------------------------------------
 
 @final
@@ -464,9 +482,16 @@ class Function:
     ) -> None: ...
     def prepare(self, arg_types: str | Iterable[Any]) -> Self:
         """Declares parameter types (struct characters such as "PiPd", or numpy types)."""
-    def prepared_call(self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0) -> None: ...
+    def prepared_call(
+        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0
+    ) -> None: ...
     def prepared_async_call(
-        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], stream: cudaStream_t | None, *args: Any, shared_size: int = 0
+        self,
+        grid: int | tuple[int, ...],
+        block: int | tuple[int, ...],
+        stream: cudaStream_t | None,
+        *args: Any,
+        shared_size: int = 0,
     ) -> None: ...
     @property
     def name(self) -> str: ...
@@ -513,8 +538,10 @@ class GraphExec:
 
 def rtc_version(kind: str, library: str | os.PathLike[str]) -> tuple[int, int]:
     """(major, minor) of the runtime compiler library (``kind`` "nvrtc" or "hiprtc")."""
+
 def rtc_supported_archs(library: str | os.PathLike[str]) -> list[int]:
     """The sm_XY numbers (as XY) that the NVRTC at ``library`` compiles cubins for."""
+
 def rtc_compile(
     kind: str, library: str | os.PathLike[str], source: str, name: str, options: list[str], output: str
 ) -> tuple[bytes | None, str]:
@@ -539,10 +566,10 @@ def dlpack_capsule(
     """A DLPack capsule ("dltensor_versioned" 1.0 when ``versioned``, else legacy "dltensor")
     for the memory at ``ptr``, kept alive by ``owner``. ``strides`` are in elements.
     A read-only array cannot be exported as a legacy capsule (BufferError)."""
+
 def dlpack_from_capsule(capsule: Any) -> DLPackTensor:
     """Consumes a DLPack capsule (renaming it "used_..."); the tensor owns the producer's
     memory reference from then on. A consumed capsule raises ValueError."""
-
 @final
 class DLPackTensor:
     """A tensor taken from a DLPack capsule; ``int()`` is the address of element 0."""
@@ -576,6 +603,7 @@ def stream_wait_event_raw(stream_handle: int, event: cudaEvent_t) -> None:
     The handle is trusted: it must be a live stream of the current device, made by another
     library (CuPy, PyTorch, ...). Values that cannot be a stream handle raise ValueError;
     a stale or foreign pointer cannot be detected and is undefined behaviour."""
+
 def event_record_raw(event: cudaEvent_t, stream_handle: int) -> None:
     """Records ``event`` on a foreign stream given by its raw handle (trusted, as for
     ``stream_wait_event_raw``)."""
