@@ -135,9 +135,10 @@ def cupy_figures(n: int, reps: int, calls: int) -> dict[str, float]:
 
 
 def first_call_ms() -> float:
-    """Building the ElementwiseKernel in a fresh process, the disk cache warm (median of 3)."""
+    """Building the ElementwiseKernel in a fresh process, the disk cache warm (median of 3); the
+    device is initialised first, as in compile_bench (context creation is no part of it)."""
     code = (
-        "import time, pygpu\nfrom pygpu.elementwise import ElementwiseKernel\n"
+        "import time, pygpu\nfrom pygpu.elementwise import ElementwiseKernel\npygpu.mem_alloc(1)\n"
         f"t0 = time.perf_counter(); ElementwiseKernel({AXPY[0]!r}, {AXPY[1]!r}, name='bench_axpy')\n"
         "print((time.perf_counter() - t0) * 1e3)"
     )

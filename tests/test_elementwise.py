@@ -101,12 +101,13 @@ def check(got: Any, want: np.ndarray, transcendental: bool = False) -> None:
     if want.dtype.kind == "c" and not transcendental:
         # Complex products and quotients are accurate relative to the magnitude |z|, not to each
         # component: a component that nearly cancels carries the rounding of the whole (and a
-        # GPU's fused multiply-adds round differently from numpy's separate operations).
+        # GPU's fused multiply-adds round differently from numpy's separate operations; Smith's
+        # quotient is good to a few ulps of |z|).
         finite = np.isfinite(want)
         np.testing.assert_allclose(result[~finite], want[~finite], equal_nan=True)
         eps = float(np.finfo(want.dtype).eps)
         error = np.abs(result[finite] - want[finite])
-        assert np.all(error <= 4 * eps * np.abs(want[finite])), (result, want)
+        assert np.all(error <= 8 * eps * np.abs(want[finite])), (result, want)
     elif want.dtype.kind in "fc":
         np.testing.assert_allclose(result, want, equal_nan=True, **tolerance(want.dtype, transcendental))
     else:
