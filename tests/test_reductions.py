@@ -4,6 +4,7 @@ operands, PyCUDA's argument forms, and the errors."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -233,12 +234,13 @@ def test_allocator_calls_like_pycuda(n: int) -> None:
     host = sample(n, np.float64, 10)
     idx = np.arange(0, n, 2, dtype=np.int32)
     g, gi = gpuarray.to_gpu(host), gpuarray.to_gpu(idx)
-    for reduce, want, terms in [
+    cases: list[tuple[Callable[[], gpuarray.GPUArray], Any, int]] = [
         (lambda: gpuarray.sum(g, allocator=allocator), host.sum(), n),
         (lambda: gpuarray.subset_sum(gi, g, allocator=allocator), host[idx].sum(), idx.size),
         (lambda: gpuarray.dot(g, g, allocator=allocator), np.dot(host, host), n),
         (lambda: gpuarray.max(g, allocator=allocator), host.max(), n),
-    ]:
+    ]
+    for reduce, want, terms in cases:
         calls.clear()
         np.testing.assert_allclose(reduce().get(), want, rtol=1e-12)
         assert calls[0] == 8  # the 0-d float64 result
