@@ -78,6 +78,18 @@ def test_tutorial_source_module_mem_alloc_and_copies() -> None:
     info_gpu.free()
 
 
+def test_pointer_plus_offset_as_a_kernel_argument() -> None:
+    # PyCUDA's idiom for a kernel on part of an allocation: np.intp(alloc) + byte offset.
+    mod = SourceModule(DOUBLE_ARRAY)
+    func = mod.get_function("double_array_new")
+    a = np.arange(16, dtype=np.float32)
+    a_gpu = cuda.to_device(a)
+    info_gpu = cuda.to_device(np.array([15], np.int32))
+    b = np.zeros(15, np.float32)
+    func(cuda.Out(b), np.intp(a_gpu) + a.itemsize, info_gpu, block=(16, 1, 1))
+    np.testing.assert_array_equal(b, 2 * a[1:])
+
+
 def test_tutorial_texture_reference_is_a_clear_error() -> None:
     with pytest.raises(CompileError, match="texture") as excinfo:
         SourceModule("texture<float, 2> MyTexture;\n__global__ void k(float* x) { x[0] = 1; }")

@@ -385,6 +385,57 @@ def test_mul_add_axpbyz_axpbz(dtype: str, layout: str) -> None:
         check(out, a * hx + b)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed", "empty"])
+def test_mul_add_into_out_and_with_a_0d_operand(layout: str) -> None:
+    # PyCUDA's mul_add(selffac, other, otherfac, add_timer=None, stream=None, out=None).
+    rng = np.random.default_rng(14)
+    dt = np.dtype(np.float32)
+    dx, hx = on_device(values(rng, dt, small=True), layout)
+    dy, hy = on_device(values(rng, dt, small=True), layout)
+    out = ga.empty_like(dx)
+    assert dx.mul_add(2, dy, 3, out=out) is out
+    check(out, 2 * hx + 3 * hy)
+    assert dx.mul_add(2, dy, 3, stream=None, out=out) is out
+    zero_d = ga.to_gpu(np.array(5, dt))
+    check(dx.mul_add(2, zero_d, 3), 2 * hx + 3 * np.array(5, dt))
+
+
+@pytest.mark.parametrize(
+    "op", [operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.lt, operator.eq]
+)
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed", "empty"])
+def test_0d_array_operand_acts_as_a_scalar(op: Callable[[Any, Any], Any], dtype: str, layout: str) -> None:
+    # PyCUDA takes a 0-d GPUArray operand as a scalar on the device, on either side.
+    dt = np.dtype(dtype)
+    if op is operator.lt and dt.kind == "c":
+        return
+    rng = np.random.default_rng(15)
+    dx, hx = on_device(values(rng, dt, small=True), layout)
+    h0 = np.array(3, dt)
+    d0 = ga.to_gpu(h0)
+    with np.errstate(all="ignore"):
+        check(op(dx, d0), op(hx, h0))
+        check(op(d0, dx), op(h0, hx))
+        check(op(d0, d0), op(h0, h0))
+        # mixed dtypes promote as numpy's 0-d arrays do
+        wide = ga.to_gpu(np.array(2, np.float64))
+        check(op(dx, wide), op(hx, np.array(2, np.float64)))
+
+
+def test_in_place_with_a_0d_view_of_itself() -> None:
+    # a += a[2] reads element 2 while writing every element: the result must be as if read first.
+    h = np.arange(10.0)
+    d = ga.to_gpu(h)
+    d += d[2]
+    np.testing.assert_array_equal(d.get(), h + h[2])
+    d *= ga.to_gpu(np.array(2.0))
+    np.testing.assert_array_equal(d.get(), (h + h[2]) * 2)
+    with pytest.raises(ValueError, match="out has shape"):
+        z = ga.to_gpu(np.array(1.0))
+        z += d
+
+
 @pytest.mark.parametrize("dtype", ALL)
 @pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed", "reversed"])
 def test_in_place_operators_write_into_the_array(dtype: str, layout: str) -> None:
@@ -493,8 +544,10 @@ def test_integer_division_by_zero_gives_zero() -> None:
 
 def test_bad_input_raises_clear_errors() -> None:
     a = ga.to_gpu(np.arange(6.0).reshape(2, 3))
-    with pytest.raises(ValueError, match="same shape or an array and a scalar"):
+    with pytest.raises(ValueError, match="same shape, an array and a 0-d array"):
         a + ga.to_gpu(np.arange(3.0))
+    with pytest.raises(ValueError, match="same shape"):
+        a + ga.to_gpu(np.ones((1, 1)))
     with pytest.raises(TypeError, match="subtract"):
         ga.to_gpu(np.ones(2, bool)) - ga.to_gpu(np.ones(2, bool))
     with pytest.raises(TypeError):

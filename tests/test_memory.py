@@ -182,19 +182,17 @@ def test_pagelocked_memory_outlives_the_allocation_object() -> None:
     assert int(view.sum()) == 50
 
 
-def test_host_backend_device_memory_is_numpy_readable(backend: str) -> None:
+def test_numpy_takes_a_device_allocation_for_its_address() -> None:
+    # PyCUDA's idiom for pointer arithmetic, np.intp(alloc) + offset, on every backend: no
+    # buffer export may make numpy read the allocation's bytes instead.
     dev = pygpu.mem_alloc(32)
-    if backend != "host":
-        with pytest.raises(BufferError, match="not host-addressable"):
-            memoryview(dev)
-        return
-    pygpu.memcpy_htod(dev, np.arange(4.0))
-    view = np.frombuffer(dev, dtype=np.float64)
-    np.testing.assert_array_equal(view, [0, 1, 2, 3])
-    view[0] = 42  # writes land in device memory
-    out = np.zeros(4)
-    pygpu.memcpy_dtoh(out, dev)
-    assert out[0] == 42
+    assert np.intp(dev) == int(dev) == dev.ptr
+    assert np.intp(dev) + 8 == dev.ptr + 8
+    assert np.uint64(dev) == dev.ptr
+    with pytest.raises(TypeError):
+        memoryview(dev)  # type: ignore[arg-type]
+    dev.free()
+    assert dev.freed
 
 
 def test_pinned_memory_larger_than_the_machine_is_refused() -> None:

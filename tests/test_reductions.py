@@ -4,6 +4,7 @@ operands, PyCUDA's argument forms, and the errors."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -218,6 +219,32 @@ def test_allocator_and_stream() -> None:
     assert 8 in calls  # the 0-d result (and the partials) came from the allocator
     np.testing.assert_allclose(result.get(), host.sum(), rtol=1e-12)
     assert gpuarray.max(g, stream=stream).get() == host.max()
+
+
+@pytest.mark.parametrize("n", [1, 257, 2000, 2048, 2049, 70001])
+def test_allocator_calls_like_pycuda(n: int) -> None:
+    # PyCUDA folds up to 2,048 terms in one block: the allocator is called once, for the
+    # result; past that, also for the partials of the first stage.
+    calls: list[int] = []
+
+    def allocator(nbytes: int) -> Any:
+        calls.append(nbytes)
+        return pygpu.mem_alloc(nbytes)
+
+    host = sample(n, np.float64, 10)
+    idx = np.arange(0, n, 2, dtype=np.int32)
+    g, gi = gpuarray.to_gpu(host), gpuarray.to_gpu(idx)
+    cases: list[tuple[Callable[[], gpuarray.GPUArray], Any, int]] = [
+        (lambda: gpuarray.sum(g, allocator=allocator), host.sum(), n),
+        (lambda: gpuarray.subset_sum(gi, g, allocator=allocator), host[idx].sum(), idx.size),
+        (lambda: gpuarray.dot(g, g, allocator=allocator), np.dot(host, host), n),
+        (lambda: gpuarray.max(g, allocator=allocator), host.max(), n),
+    ]
+    for reduce, want, terms in cases:
+        calls.clear()
+        np.testing.assert_allclose(reduce().get(), want, rtol=1e-12)
+        assert calls[0] == 8  # the 0-d float64 result
+        assert len(calls) == (1 if terms <= 2048 else 2), (terms, calls)
 
 
 def test_results_are_device_arrays_usable_by_later_work() -> None:

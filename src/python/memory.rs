@@ -2,9 +2,8 @@
 //! names (`mem_alloc`, `memcpy_htod`, ...). These raise on failure.
 
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -12,7 +11,7 @@ use super::buffer::{fill_byte_view, release_byte_view, HostView};
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::{DeviceBuffer, PinnedBuffer};
-use crate::runtime::{backend, BackendKind, DevicePtr, Error, StreamHandle};
+use crate::runtime::{backend, DevicePtr, Error, StreamHandle};
 
 /// Copies at least this large release the GIL while they run.
 const RELEASE_GIL_BYTES: usize = 1 << 20;
@@ -21,8 +20,6 @@ const RELEASE_GIL_BYTES: usize = 1 << 20;
 #[pyclass(module = "pygpu", frozen, subclass)]
 pub struct DeviceAllocation {
     buffer: Releasable<DeviceBuffer>,
-    /// Live buffer-protocol views (host backend): `free()` must wait until they are gone.
-    exports: AtomicUsize,
     /// Kept after `free()` for repr and bounds messages.
     bytes: usize,
     ptr: DevicePtr,
@@ -45,7 +42,6 @@ impl DeviceAllocation {
             bytes,
             device: buffer.device(),
             buffer: Releasable::new(buffer, "this DeviceAllocation"),
-            exports: AtomicUsize::new(0),
         })
     }
 
@@ -100,11 +96,6 @@ impl DeviceAllocation {
 
     /// Releases the memory now; later use raises. Idempotent.
     fn free(&self) -> PyResult<()> {
-        if self.exports.load(Ordering::Acquire) > 0 {
-            return Err(PyBufferError::new_err(
-                "cannot free this DeviceAllocation while numpy arrays or memoryviews of it exist",
-            ));
-        }
         drop(self.buffer.take());
         Ok(())
     }
@@ -117,26 +108,9 @@ impl DeviceAllocation {
         }
     }
 
-    /// On the host backend device memory is host memory, so numpy can read it in place.
-    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
-        let this = slf.get();
-        let (ptr, bytes, kind) = this.buffer.with(|b| (b.ptr() as *mut c_void, b.bytes(), b.backend().kind()))?;
-        if kind != BackendKind::Host {
-            return Err(PyBufferError::new_err(
-                "device memory is not host-addressable; copy it with memcpy_dtoh or use __cuda_array_interface__/DLPack",
-            ));
-        }
-        this.exports.fetch_add(1, Ordering::AcqRel);
-        // SAFETY: ptr/bytes describe live memory owned by slf, which the view keeps alive
-        // (fill_byte_view increments its reference count).
-        unsafe { fill_byte_view(view, flags, ptr, bytes, slf.into_any()) }
-    }
-
-    unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
-        self.exports.fetch_sub(1, Ordering::AcqRel);
-        // SAFETY: view was filled by fill_byte_view.
-        unsafe { release_byte_view(view) }
-    }
+    // No buffer protocol, on the host backend either: numpy would take a DeviceAllocation for
+    // its bytes, so `np.intp(alloc)` (PyCUDA's idiom for pointer arithmetic) would be an array
+    // of them instead of the address that __index__ gives on every backend.
 }
 
 /// Page-locked host memory exposing the buffer protocol; `pagelocked_empty` wraps it in

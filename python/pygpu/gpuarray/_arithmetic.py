@@ -26,17 +26,34 @@ _SCALARS = (int, float, complex, bool, np.generic)
 
 
 def _check_operand(a: GPUArray, other: Any, what: str) -> bool:
-    """True for an array operand, False for a scalar; raises for anything else."""
+    """True for an array operand, False for a scalar; raises for anything else. ``a`` is the
+    array whose shape the result has; a 0-d array operand goes with any shape (``_broadcast``)."""
     if isinstance(other, _core.GPUArray):
-        if other.shape != a.shape:
+        if other.shape != a.shape and other.shape != ():
             raise ValueError(
                 f"{what}: operands have shapes {a.shape} and {other.shape}; GPUArray operations take arrays of "
-                "the same shape or an array and a scalar (as PyCUDA, no other broadcasting)"
+                "the same shape, an array and a 0-d array, or an array and a scalar (as PyCUDA, no other broadcasting)"
             )
         return True
     if isinstance(other, _SCALARS):
         return False
     raise TypeError(f"{what}: unsupported operand type {type(other).__name__} (a GPUArray or a scalar)")
+
+
+def _shaping_operand(x: Any, y: Any) -> GPUArray:
+    """The array operand whose shape the result has: PyCUDA takes a 0-d array operand as a scalar
+    that lives on the device, so ``b0d + a`` has ``a``'s shape."""
+    if isinstance(x, _core.GPUArray) and (x.shape != () or not isinstance(y, _core.GPUArray)):
+        return x
+    return cast("GPUArray", y)
+
+
+def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
+    """A 0-d array operand as a view of ``shape`` with zero strides: every element reads its one
+    value on the device, without a copy or a round trip through the host."""
+    if isinstance(x, _core.GPUArray) and x.shape != shape:
+        return x._view(x._offset, shape, (0,) * len(shape))
+    return x
 
 
 def cast_to(a: GPUArray, dtype: np.dtype[Any], stream: Any = None) -> GPUArray:
@@ -96,7 +113,7 @@ def binary(
     ufunc: np.ufunc, kernel: str, x: Any, y: Any, out: GPUArray | None = None, stream: Any = None, source: str = "arith"
 ) -> GPUArray:
     """``ufunc(x, y)`` with kernel ``<kernel>_<dtype>``; at least one of x, y is a GPUArray."""
-    a = x if isinstance(x, _core.GPUArray) else y
+    a = _shaping_operand(x, y)
     what = ufunc.__name__
     x_is_array = _check_operand(a, x, what)
     y_is_array = _check_operand(a, y, what)
@@ -109,6 +126,7 @@ def binary(
         raise ValueError("Integers to negative integer powers are not allowed.")
     xs = (x if x.dtype == in_x else cast_to(x, in_x, stream)) if x_is_array else _elementwise.scalar_bytes(x, in_x)
     ys = (y if y.dtype == in_x else cast_to(y, in_x, stream)) if y_is_array else _elementwise.scalar_bytes(y, in_x)
+    xs, ys = _broadcast(xs, a.shape), _broadcast(ys, a.shape)
     dst, target = _into(out, result_dtype, a.shape, a.allocator, what)
     if (x_is_array and _shares_memory_differently(dst, xs)) or (y_is_array and _shares_memory_differently(dst, ys)):
         dst, target = _core.new_c(a.shape, result_dtype, a.allocator), dst if target is None else target
@@ -155,7 +173,7 @@ def _axpbyz(selffac: Any, x: GPUArray, otherfac: Any, y: Any, out: GPUArray | No
     if dtype.kind == "b":
         dtype = np.dtype(np.int8)
     xs = cast_to(x, dtype, stream)
-    ys = _operand(y, dtype, stream)
+    ys = _broadcast(_operand(y, dtype, stream), x.shape)
     dst, target = _into(out, dtype, x.shape, x.allocator, what)
     if _shares_memory_differently(dst, xs) or (y_is_array and _shares_memory_differently(dst, ys)):
         dst, target = _core.GPUArray(x.shape, dtype, x.allocator), dst if target is None else target
@@ -281,9 +299,17 @@ class ArithmeticMixin(ArrayFields):
 
     # ---------------------------------------------------------------- PyCUDA's methods
 
-    def mul_add(self, selffac: Any, other: Any, otherfac: Any, add_timer: Any = None, stream: Any = None) -> GPUArray:
-        """``selffac * self + otherfac * other`` in one kernel."""
-        return _axpbyz(selffac, cast("GPUArray", self), otherfac, other, None, stream, "mul_add")
+    def mul_add(
+        self,
+        selffac: Any,
+        other: Any,
+        otherfac: Any,
+        add_timer: Any = None,
+        stream: Any = None,
+        out: GPUArray | None = None,
+    ) -> GPUArray:
+        """``selffac * self + otherfac * other`` in one kernel, into ``out`` if given (as PyCUDA's)."""
+        return _axpbyz(selffac, cast("GPUArray", self), otherfac, other, out, stream, "mul_add")
 
     def _axpbyz(
         self, selffac: Any, other: Any, otherfac: Any, out: GPUArray, add_timer: Any = None, stream: Any = None

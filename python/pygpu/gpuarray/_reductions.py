@@ -130,6 +130,12 @@ def _contiguous(a: GPUArray) -> GPUArray:
     return a
 
 
+# Up to this many terms one block folds alone (its threads striding over several terms each),
+# as PyCUDA's reductions do up to 2,048: one launch instead of two, and no partials array, so a
+# small reduction calls a user's allocator once, for its result, as PyCUDA's does.
+_ONE_BLOCK_TERMS = 2048
+
+
 def _reduce(
     op: str,
     kernel_type: str,
@@ -189,7 +195,7 @@ def _reduce(
         name = f"reduce_{op}_{kernel_type}"
     stage1 = _bundled.function(_SOURCE, name, _SIGNATURE)
     block = _bundled.reduction_block()
-    grid = _bundled.grid_for(n, block)
+    grid = 1 if n <= _ONE_BLOCK_TERMS else _bundled.grid_for(n, block)
     if grid == 1:
         target = result
     else:
