@@ -32,6 +32,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+#: Every dtype a GPUArray holds, written here independently of the package's own table, so a
+#: dtype dropped from pygpu.gpuarray is caught by the tests that run over these.
+GPUARRAY_DTYPES = [
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
+
 _fuzz_cases = 0
 
 

@@ -15,23 +15,9 @@ from hypothesis import strategies as st
 
 import pygpu
 from conftest import count_fuzz_case
+from conftest import GPUARRAY_DTYPES
 
-DTYPES = [
-    "int8",
-    "uint8",
-    "int16",
-    "uint16",
-    "int32",
-    "uint32",
-    "int64",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "bool",
-]
+DTYPES = GPUARRAY_DTYPES
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

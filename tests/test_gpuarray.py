@@ -13,23 +13,9 @@ import pygpu
 import pygpu as gpuarray
 from pygpu import driver
 from pygpu.gpuarray import DevicePointer, GPUArray
+from conftest import GPUARRAY_DTYPES
 
-DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float16,
-    np.float32,
-    np.float64,
-    np.complex64,
-    np.complex128,
-]
+DTYPES = GPUARRAY_DTYPES
 SHAPES = [(), (0,), (3, 0), (1,), (7,), (3, 4), (2, 3, 4), (2, 3, 4, 5)]
 
 

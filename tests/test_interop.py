@@ -13,23 +13,9 @@ import pytest
 import pygpu
 from pygpu import driver
 from pygpu._pygpu import dlpack_capsule, dlpack_from_capsule
+from conftest import GPUARRAY_DTYPES
 
-DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float16,
-    np.float32,
-    np.float64,
-    np.complex64,
-    np.complex128,
-]
+DTYPES = GPUARRAY_DTYPES
 
 host_only = pytest.mark.skipif("pygpu.backend() != 'host'", reason="numpy reads device memory only on the host backend")
 

@@ -14,23 +14,9 @@ from conftest import count_fuzz_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygpu import gpuarray
+from conftest import GPUARRAY_DTYPES
 
-DTYPES = [
-    "bool",
-    "int8",
-    "uint8",
-    "int16",
-    "uint16",
-    "int32",
-    "uint32",
-    "int64",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+DTYPES = GPUARRAY_DTYPES
 # 0, 1, a block, a block + 1, a few thousand, past one grid of blocks on the host.
 LENGTHS = [0, 1, 255, 256, 257, 3001, 70001]
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
