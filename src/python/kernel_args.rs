@@ -1,107 +1,104 @@
-//! Kernel arguments from Python: PyCUDA's prepared-call type strings (`ParamKind`), and
-//! the any-object packing of a plain call, where `In`/`Out`/`InOut` (`ArgumentHandler`)
-//! stage host arrays through device memory.
+//! Kernel arguments from Python: the values of a prepared call (types declared once, see
+//! `kernel_signature`), and the any-object packing of a plain call, where `In`/`Out`/`InOut`
+//! (`ArgumentHandler`) stage host arrays through device memory.
+//!
+//! Launch-bound programs spend most of a launch here, so the common arguments are read
+//! directly: a GPUArray by its allocation and offset, a numpy scalar by a type lookup and its
+//! value (not through the buffer protocol, which builds an array per scalar).
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use std::sync::Mutex;
+
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
 
 use super::buffer::HostView;
+use super::kernel_signature::ParamKind;
 use super::memory::DeviceAllocation;
 use crate::runtime::memory::DeviceBuffer;
 use crate::runtime::{backend, KernelArgs, StreamHandle};
 
-/// A parameter type of a prepared function.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum ParamKind {
-    Pointer,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    U32,
-    I64,
-    U64,
-    F32,
-    F64,
-    C64,
-    C128,
-}
-
-impl ParamKind {
-    /// struct-module characters, as PyCUDA's prepare() takes them.
-    fn from_char(c: char) -> Option<Self> {
-        Some(match c {
-            'P' => ParamKind::Pointer,
-            'b' => ParamKind::I8,
-            'B' | '?' => ParamKind::U8,
-            'h' => ParamKind::I16,
-            'H' => ParamKind::U16,
-            'i' => ParamKind::I32,
-            'I' => ParamKind::U32,
-            'l' | 'q' => ParamKind::I64,
-            'L' | 'Q' => ParamKind::U64,
-            'f' => ParamKind::F32,
-            'd' => ParamKind::F64,
-            'F' => ParamKind::C64,
-            'D' => ParamKind::C128,
-            _ => return None,
-        })
-    }
-
-    /// numpy dtype characters (np.dtype(x).char); np.intp stands for a pointer, as in PyCUDA.
-    fn from_dtype_char(c: char) -> Option<Self> {
-        match c {
-            'p' => Some(ParamKind::Pointer),
-            'l' | 'q' => Some(ParamKind::I64),
-            'L' | 'Q' => Some(ParamKind::U64),
-            _ => Self::from_char(c),
-        }
-    }
-}
-
-pub(super) fn parse_signature(arg_types: &Bound<'_, PyAny>) -> PyResult<Vec<ParamKind>> {
-    let bad = |what: String| {
-        PyValueError::new_err(format!("prepare(): {what}; use struct characters such as \"PiPd\" or numpy types"))
-    };
-    if let Ok(s) = arg_types.cast::<PyString>() {
-        return s
-            .to_str()?
-            .chars()
-            .map(|c| ParamKind::from_char(c).ok_or_else(|| bad(format!("unknown type character {c:?}"))))
-            .collect();
-    }
-    let numpy = arg_types.py().import("numpy")?;
-    let mut kinds = Vec::new();
-    for item in arg_types.try_iter()? {
-        let item = item?;
-        if let Ok(s) = item.cast::<PyString>() {
-            let s = s.to_str()?;
-            let mut chars = s.chars();
-            match (chars.next().and_then(ParamKind::from_char), chars.next()) {
-                (Some(k), None) => kinds.push(k),
-                _ => return Err(bad(format!("unknown type {s:?}"))),
-            }
-            continue;
-        }
-        let dtype = numpy.call_method1("dtype", (&item,)).map_err(|_| bad(format!("{item} is not a type")))?;
-        let c: String = dtype.getattr("char")?.extract()?;
-        let kind = c
-            .chars()
-            .next()
-            .and_then(ParamKind::from_dtype_char)
-            .ok_or_else(|| bad(format!("unsupported type {item}")))?;
-        kinds.push(kind);
-    }
-    Ok(kinds)
-}
-
 static NUMPY_GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static GPUARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn numpy_generic(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     NUMPY_GENERIC.import(py, "numpy", "generic")
+}
+
+/// numpy scalar types seen so far (by type object address, which lives as long as the
+/// process for numpy's static types) and the kind their value packs as; None for types read
+/// through the buffer protocol (bool, float16, long double, structured and void scalars).
+static SCALAR_KINDS: Mutex<Vec<(usize, Option<ParamKind>)>> = Mutex::new(Vec::new());
+
+/// The kind a numpy scalar of `obj`'s type packs as, or None when `obj` is no numpy scalar
+/// of a plain numeric type.
+fn scalar_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<ParamKind>> {
+    let ty = obj.get_type();
+    let key = ty.as_ptr() as usize;
+    {
+        let kinds = SCALAR_KINDS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, kind)) = kinds.iter().find(|(k, _)| *k == key) {
+            return Ok(*kind);
+        }
+    }
+    let py = obj.py();
+    if !obj.is_instance(numpy_generic(py)?)? {
+        return Ok(None);
+    }
+    let c: String = obj.getattr(pyo3::intern!(py, "dtype"))?.getattr(pyo3::intern!(py, "char"))?.extract()?;
+    let kind = match c.as_str() {
+        "b" | "B" | "h" | "H" | "i" | "I" | "l" | "q" | "L" | "Q" | "f" | "d" | "F" | "D" => {
+            c.chars().next().and_then(ParamKind::from_char)
+        }
+        _ => None,
+    };
+    // Only numpy's own types are cached: a subclass (possibly with another value) may be
+    // created and freed, and its address reused.
+    if ty.getattr(pyo3::intern!(py, "__module__"))?.extract::<String>().is_ok_and(|m| m == "numpy") {
+        let mut kinds = SCALAR_KINDS.lock().unwrap_or_else(|e| e.into_inner());
+        if kinds.len() < 64 && !kinds.iter().any(|(k, _)| *k == key) {
+            kinds.push((key, kind));
+        }
+    }
+    Ok(kind)
+}
+
+/// The device address of element 0 of a `pygpu.gpuarray.GPUArray`, read from its allocation
+/// and offset (what its `ptr` property computes); None for other objects. A freed
+/// allocation raises.
+fn gpuarray_ptr(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    let py = obj.py();
+    let Ok(ty) = GPUARRAY.import(py, "pygpu.gpuarray._core", "GPUArray") else { return Ok(None) };
+    if !obj.is_instance(ty)? {
+        return Ok(None);
+    }
+    let alloc = obj.getattr(pyo3::intern!(py, "_alloc"))?;
+    let base = match alloc.cast::<DeviceAllocation>() {
+        Ok(a) => a.get().live_ptr()?,
+        Err(_) => return Ok(Some(obj.getattr(pyo3::intern!(py, "ptr"))?.extract::<u64>()?)),
+    };
+    let offset: i64 = obj.getattr(pyo3::intern!(py, "_offset"))?.extract()?;
+    Ok(Some(base.wrapping_add_signed(offset)))
+}
+
+thread_local! {
+    /// The argument buffer of the last launch on this thread, kept for the next one so that a
+    /// launch allocates nothing once warm. Taken (not borrowed) while in use: a launch from
+    /// Python code run during packing simply finds it empty and allocates its own.
+    static SPARE_ARGS: std::cell::Cell<KernelArgs> = std::cell::Cell::new(KernelArgs::new());
+}
+
+/// An empty argument buffer, reusing this thread's spare one.
+pub(super) fn take_args() -> KernelArgs {
+    let mut args = SPARE_ARGS.take();
+    args.clear();
+    args
+}
+
+/// Returns an argument buffer after its launch (the backends copy what they keep).
+pub(super) fn give_back_args(args: KernelArgs) {
+    SPARE_ARGS.set(args);
 }
 
 /// Host arrays staged through device memory for one launch (PyCUDA's In/Out/InOut).
@@ -164,6 +161,12 @@ pub(super) fn pack_any(
     if let Ok(a) = obj.cast::<DeviceAllocation>() {
         return Ok(args.push(a.get().live_ptr()?)?);
     }
+    if let Some(kind) = scalar_kind(obj)? {
+        return pack_prepared(args, kind, obj, index);
+    }
+    if let Some(ptr) = gpuarray_ptr(obj)? {
+        return Ok(args.push(ptr)?);
+    }
     if obj.is_instance(numpy_generic(py)?)? {
         return Ok(args.push_bytes(HostView::get(obj, false)?.bytes())?);
     }
@@ -184,6 +187,9 @@ pub(super) fn pack_any(
 fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
     if let Ok(a) = obj.cast::<DeviceAllocation>() {
         return a.get().live_ptr();
+    }
+    if let Some(ptr) = gpuarray_ptr(obj)? {
+        return Ok(ptr);
     }
     if let Ok(ptr) = obj.getattr(pyo3::intern!(obj.py(), "ptr")) {
         if let Ok(p) = ptr.extract::<u64>() {
@@ -246,8 +252,15 @@ pub(super) fn pack_prepared(
         ParamKind::U16 => args.push(obj.extract::<u16>()?),
         ParamKind::I32 => args.push(obj.extract::<i32>()?),
         ParamKind::U32 => args.push(obj.extract::<u32>()?),
-        ParamKind::I64 => args.push(obj.extract::<i64>()?),
-        ParamKind::U64 => args.push(obj.extract::<u64>()?),
+        // numpy.intp in a signature is a pointer as well as an integer (PyCUDA's convention).
+        ParamKind::I64 => match obj.extract::<i64>() {
+            Ok(v) => args.push(v),
+            Err(e) => args.push(pointer_of(obj, index).map_err(|_| e)?),
+        },
+        ParamKind::U64 => match obj.extract::<u64>() {
+            Ok(v) => args.push(v),
+            Err(e) => args.push(pointer_of(obj, index).map_err(|_| e)?),
+        },
         ParamKind::F32 => args.push(obj.extract::<f64>()? as f32),
         ParamKind::F64 => args.push(obj.extract::<f64>()?),
         ParamKind::C64 => {
@@ -255,8 +268,45 @@ pub(super) fn pack_prepared(
             args.push(num_complex::Complex32::new(c.re as f32, c.im as f32))
         }
         ParamKind::C128 => args.push(obj.extract::<num_complex::Complex64>()?),
+        ParamKind::Struct { size, .. } => return pack_struct(args, size, obj, index),
     };
     Ok(r?)
+}
+
+/// A by-value struct argument: its bytes (a numpy structured scalar, a 0-d record array,
+/// bytes, any C-contiguous buffer) must be exactly the declared size.
+fn pack_struct(args: &mut KernelArgs, size: usize, obj: &Bound<'_, PyAny>, index: usize) -> PyResult<()> {
+    let wrong_size = |got: usize| {
+        PyValueError::new_err(format!(
+            "argument {index} was prepared as a {size}-byte struct but a {} of {got} bytes was given: pass a \
+             numpy scalar of the prepared dtype",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    };
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        let bytes = b.as_bytes();
+        if bytes.len() != size {
+            return Err(wrong_size(bytes.len()));
+        }
+        return Ok(args.push_bytes(bytes)?);
+    }
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
+        return Err(PyTypeError::new_err(format!(
+            "argument {index} was prepared as a {size}-byte struct, not a number: pass a numpy scalar of the \
+             struct's dtype (e.g. pygpu.gpuarray.vec.make_float3(x, y, z))"
+        )));
+    }
+    let view = HostView::get(obj, false).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "argument {index} was prepared as a {size}-byte struct: pass a numpy scalar of the struct's dtype, \
+             not a {}",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })?;
+    if view.len() != size {
+        return Err(wrong_size(view.len()));
+    }
+    Ok(args.push_bytes(view.bytes())?)
 }
 
 /// (x, y, z) from an int or a tuple of 1 to 3 positive ints; missing entries are 1.

@@ -3,7 +3,7 @@
 //!
 //! Inside, dependencies point one way, from the foundations up:
 //! `errors`, `releasable`, `buffer`, `dtypes` (no binding classes) <- `stream` (streams and
-//! the graphs they capture) <- `event`, `memory` <- `kernel_args` <- `module`; `device`,
+//! the graphs they capture) <- `event`, `memory` <- `kernel_signature`, `kernel_args` <- `module`; `device`,
 //! `interop`, `compiler` and the typed classes `array`, `ptr_wrapper` sit on top.
 
 pub mod array;
@@ -17,6 +17,7 @@ pub mod host_registration;
 pub mod interop;
 pub mod ipc;
 pub mod kernel_args;
+pub mod kernel_signature;
 pub mod memory;
 pub mod memory_pool;
 pub mod module;

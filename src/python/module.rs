@@ -7,7 +7,8 @@ use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use super::kernel_args::{dims, pack_any, pack_prepared, parse_signature, unstage, ParamKind};
+use super::kernel_args::{dims, give_back_args, pack_any, pack_prepared, take_args, unstage};
+use super::kernel_signature::{check_structs, parse_signature, ParamKind};
 use super::releasable::Releasable;
 use super::stream::{stream_arg, CudaStream};
 use crate::runtime::{
@@ -96,7 +97,8 @@ pub struct Function {
     param_sizes: Option<Vec<usize>>,
     /// The Python module, whose `close()` ends launching from this function.
     module: Py<Module>,
-    prepared: Mutex<Option<Vec<ParamKind>>>,
+    /// The parameter types given to prepare(), shared with the calls in flight.
+    prepared: Mutex<Option<Arc<[ParamKind]>>>,
 }
 
 impl Function {
@@ -190,7 +192,7 @@ impl Function {
         Ok(result.map_err(|e| self.launch_error(e, config))?)
     }
 
-    fn prepared_kinds(&self) -> PyResult<Vec<ParamKind>> {
+    fn prepared_kinds(&self) -> PyResult<Arc<[ParamKind]>> {
         self.prepared.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
             PyValueError::new_err(format!(
                 "{} has not been prepared: call prepare(arg_types) first",
@@ -218,12 +220,14 @@ impl Function {
             ))
             .into());
         }
-        let mut args = KernelArgs::new();
+        let mut args = take_args();
         for (i, (kind, value)) in kinds.iter().zip(values.iter()).enumerate() {
             pack_prepared(&mut args, *kind, &value, i)?;
         }
         let config = self.config(grid, block, shared_size)?;
-        self.launch(py, &config, stream_arg(stream)?.as_deref(), &args)
+        let result = self.launch(py, &config, stream_arg(stream)?.as_deref(), &args);
+        give_back_args(args);
+        result
     }
 }
 
@@ -242,7 +246,7 @@ impl Function {
         stream: Option<&Bound<'_, CudaStream>>,
         shared: u32,
     ) -> PyResult<()> {
-        let mut packed = KernelArgs::new();
+        let mut packed = take_args();
         let mut staged = Vec::new();
         for (i, arg) in args.iter().enumerate() {
             pack_any(&mut packed, &mut staged, &arg, i)?;
@@ -251,14 +255,18 @@ impl Function {
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
         let stream = stream_arg(stream)?;
         self.launch(py, &config, stream.as_deref(), &packed)?;
+        give_back_args(packed);
         unstage(py, staged, stream.map_or(StreamHandle::DEFAULT, |s| s.handle()))
     }
 
-    /// Declares the parameter types (struct characters such as "PiPd", or numpy types;
-    /// "P"/numpy.intp is a pointer) for prepared_call; returns self.
+    /// Declares the parameter types (struct characters such as "PiPd", "12s" for a 12-byte
+    /// struct, or numpy types; "P"/numpy.intp is a pointer, a structured dtype a struct passed
+    /// by value) for prepared_call; returns self.
     fn prepare<'py>(slf: &Bound<'py, Self>, arg_types: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let me = slf.get();
         let kinds = parse_signature(arg_types)?;
-        *slf.get().prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(kinds);
+        check_structs(me.function.name(), &kinds, me.param_sizes.as_deref())?;
+        *me.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(kinds.into());
         Ok(slf.clone())
     }
 
