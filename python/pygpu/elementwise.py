@@ -16,17 +16,22 @@ from typing import Any
 
 import numpy as np
 
+import pygpu
+
 from pygpu._generated_kernel import (
     INDEX_TYPE,
     all_dtypes,
     check_sizes,
     compile_kernels,
+    grid_for,
     launch_size,
     layout_asserts,
     pack_arguments,
+    prepared_signature,
     type_prelude,
 )
 from pygpu._pygpu import Function
+from pygpu.gpuarray import GPUArray
 from pygpu.tools import Argument, VectorArg, parse_c_args
 
 __all__ = [
@@ -39,6 +44,8 @@ __all__ = [
 
 _BLOCK = 256
 _HOST_BLOCK = 1  # the host runs a block's threads one after another: one thread per block loops fastest
+# Scalar arguments the prepared call converts itself (anything else takes the checked path).
+_NUMBERS = (int, float, complex, np.number)
 
 
 def _kernel_source(
@@ -197,11 +204,51 @@ class ElementwiseKernel:
         self.func, self.range_func = compile_kernels(
             source, [name, f"{name}_range"], options, keep, all_dtypes(self.arguments), preamble
         )
+        # A repeated call on contiguous arrays checks them and launches the prepared kernel,
+        # which packs the scalars: what the call decides is decided here, once.
+        self._vectors = tuple((i, a.dtype) for i, a in enumerate(self.arguments) if isinstance(a, VectorArg))
+        self._scalars = tuple(i for i, a in enumerate(self.arguments) if not isinstance(a, VectorArg))
+        signature = prepared_signature(self.arguments)
+        self._prepared = signature is not None
+        if signature is not None:
+            self.func.prepare([*signature, np.int64])
 
     def get_texref(self, name: str) -> Any:
         raise NotImplementedError("texture references were removed in CUDA 12; pass arrays as pointer arguments")
 
+    def _contiguous_size(self, args: tuple[Any, ...]) -> int | None:
+        """The loop's length when ``args`` are numbers and contiguous GPUArrays of the declared
+        dtypes, each at least as long as the first; None otherwise (the checked path decides)."""
+        n = -1
+        for i, dtype in self._vectors:
+            v = args[i]
+            if v.__class__ is not GPUArray or v.dtype != dtype:
+                return None
+            size = v.size
+            if n < 0:
+                n = size
+            elif size < n:
+                return None
+            flags = v._flags or v.flags
+            if not (flags.c_contiguous or flags.f_contiguous) and size:
+                return None
+        for i in self._scalars:
+            if not isinstance(args[i], _NUMBERS):
+                return None
+        return n
+
     def __call__(self, *args: Any, **kwargs: Any) -> None:
+        if self._prepared and len(args) == len(self.arguments) and (not kwargs or kwargs.keys() == {"stream"}):
+            n = self._contiguous_size(args)
+            if n == 0:
+                return
+            if n is not None:
+                block = _HOST_BLOCK if pygpu.backend() == "host" else _BLOCK
+                try:
+                    self.func.prepared_async_call(grid_for(n, block), (block, 1, 1), kwargs.get("stream"), *args, n)
+                    return
+                except (TypeError, OverflowError):
+                    pass  # a scalar numpy converts differently, or a wrong one: the checked path says which
         range_ = kwargs.pop("range", None)
         slice_ = kwargs.pop("slice", None)
         stream = kwargs.pop("stream", None)

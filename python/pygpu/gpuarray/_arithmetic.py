@@ -124,6 +124,19 @@ def binary(
     in_x, result_dtype, name = plan
     if ufunc is np.power and in_x.kind in "iu" and not y_is_array and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
+    if out is None and (not x_is_array or x.dtype == in_x) and (not y_is_array or y.dtype == in_x):
+        result = _elementwise.contiguous(
+            _elementwise.kernel(source, name),
+            result_dtype,
+            a,
+            (
+                x if x_is_array else _elementwise.scalar_bytes(x, in_x),
+                y if y_is_array else _elementwise.scalar_bytes(y, in_x),
+            ),
+            stream,
+        )
+        if result is not None:
+            return result
     xs = (x if x.dtype == in_x else cast_to(x, in_x, stream)) if x_is_array else _elementwise.scalar_bytes(x, in_x)
     ys = (y if y.dtype == in_x else cast_to(y, in_x, stream)) if y_is_array else _elementwise.scalar_bytes(y, in_x)
     xs, ys = _broadcast(xs, a.shape), _broadcast(ys, a.shape)
@@ -155,14 +168,26 @@ def unary(
     """``ufunc(x)`` with kernel ``<kernel>_<dtype>``."""
     if not isinstance(x, _core.GPUArray):
         raise TypeError(f"{ufunc.__name__}: expected a GPUArray, not {type(x).__name__}")
-    loop = _elementwise.loop_dtypes(ufunc, x)
-    in_dtype, result_dtype = loop[0], loop[1]
+    key = (ufunc, kernel, source, x.dtype)
+    plan = _unary_plans.get(key)
+    if plan is None:
+        loop = _elementwise.loop_dtypes(ufunc, x)
+        plan = _unary_plans[key] = (loop[0], loop[1], f"{kernel}_{kernel_suffix(loop[0])}")
+    in_dtype, result_dtype, name = plan
+    if out is None and x.dtype == in_dtype:
+        result = _elementwise.contiguous(_elementwise.kernel(source, name), result_dtype, x, (x,), stream)
+        if result is not None:
+            return result
     xs = cast_to(x, in_dtype, stream)
     dst, target = _into(out, result_dtype, x.shape, x.allocator, ufunc.__name__)
     if _shares_memory_differently(dst, xs):
         dst, target = _core.new_c(x.shape, result_dtype, x.allocator), dst if target is None else target
-    _elementwise.launch(source, f"{kernel}_{kernel_suffix(in_dtype)}", [dst], [xs], stream)
+    _elementwise.launch(source, name, [dst], [xs], stream)
     return _finish(dst, target, stream)
+
+
+# (ufunc, kernel, source, dtype) -> (input dtype, result dtype, kernel name)
+_unary_plans: dict[tuple[Any, ...], tuple[np.dtype[Any], np.dtype[Any], str]] = {}
 
 
 def _axpbyz(selffac: Any, x: GPUArray, otherfac: Any, y: Any, out: GPUArray | None, stream: Any, what: str) -> GPUArray:

@@ -10,6 +10,11 @@ scalars weak, NEP 50) which loop numpy would run; operands of another dtype are 
 first by a cast kernel. Measured on the host backend (``bench/array_bench.py --host``), a cast
 plus a same-dtype kernel costs about as much as a dedicated mixed-dtype kernel would save, and
 one kernel per dtype pair and operation would be 14 times the code in the wheel.
+
+The kernels are prepared once with their one struct parameter ("416s"), so a launch packs
+no more than those bytes. ``contiguous`` is the path of launch-bound calls on C-contiguous
+operands (``a + b``, ``cumath.exp(a)`` on 1,000 elements): the result's allocation, one
+pack of the header, one launch; anything else takes ``launch``'s general path.
 """
 
 from __future__ import annotations
@@ -22,13 +27,16 @@ import numpy as np
 from pygpu import _bundled
 from pygpu._pygpu import Function, cudaGetDeviceCount
 from pygpu.gpuarray import _core
+from pygpu._pygpu import pool_alloc
 from pygpu.gpuarray._dtypes import DTYPES
+from pygpu.gpuarray._layout import FLAGS_C, c_strides
+from pygpu.gpuarray._ordering import StreamOrder
 from pygpu.gpuarray._platform import platform
 
 if TYPE_CHECKING:
     from pygpu.gpuarray._core import GPUArray
 
-__all__ = ["MAX_DIMS", "kernel", "launch", "loop_dtypes", "scalar_bytes", "weak_type"]
+__all__ = ["MAX_DIMS", "contiguous", "kernel", "launch", "loop_dtypes", "scalar_bytes", "weak_type"]
 
 MAX_DIMS = 8
 MAX_OPERANDS = 4
@@ -38,13 +46,22 @@ _LAYOUT = struct.Struct(f"<{MAX_DIMS}q{MAX_OPERANDS * MAX_DIMS}q")
 _ZERO_LAYOUT = bytes(_LAYOUT.size)
 _ZERO_SCALAR = bytes(16)
 _SCALAR_SLOTS = 3
+_ZERO_SLOTS = _ZERO_SCALAR * _SCALAR_SLOTS
+# The kernels' one parameter, a pygpu_ew_args struct by value (prepare checks its size
+# against the kernel's where the backend knows it).
+ARGS_FORMAT = f"{_HEADER.size + _LAYOUT.size}s"
 
 _loops: dict[tuple[Any, ...], tuple[np.dtype[Any], ...]] = {}
+_prepared: dict[str, Function] = {}
 
 
 def kernel(source: str, name: str) -> Function:
-    """The bundled kernel ``name`` of kernels/<source>.cu (``pygpu._bundled`` loads and caches it)."""
-    return _bundled.function(source, name)
+    """The bundled kernel ``name`` of kernels/<source>.cu, prepared for its struct argument
+    (``pygpu._bundled`` loads and caches the module)."""
+    f = _prepared.get(name)
+    if f is None:
+        f = _prepared[name] = _bundled.function(source, name).prepare(ARGS_FORMAT)
+    return f
 
 
 def weak_type(x: Any) -> Any:
@@ -80,9 +97,37 @@ def loop_dtypes(ufunc: np.ufunc, *operands: Any) -> tuple[np.dtype[Any], ...]:
     return loop
 
 
+# dtype -> the struct that packs a Python int or float into a scalar slot as numpy converts
+# it (round to nearest; a value out of range raises, and numpy's conversion then decides).
+_SLOT_STRUCTS = {
+    np.dtype(t): struct.Struct(f"<{c}{16 - np.dtype(t).itemsize}x")
+    for t, c in (
+        (np.int8, "b"),
+        (np.uint8, "B"),
+        (np.int16, "h"),
+        (np.uint16, "H"),
+        (np.int32, "i"),
+        (np.uint32, "I"),
+        (np.int64, "q"),
+        (np.uint64, "Q"),
+        (np.float32, "f"),
+        (np.float64, "d"),
+    )
+}
+_INTEGER_SLOTS = frozenset(dt for dt in _SLOT_STRUCTS if dt.kind in "iu")
+
+
 def scalar_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
     """``value`` converted to ``dtype`` as numpy converts it (OverflowError when it does not
     fit an integer dtype), as the 16 bytes of a scalar slot."""
+    packer = _SLOT_STRUCTS.get(dtype)
+    kind = value.__class__
+    # struct converts exactly as numpy for these; numpy decides every other case.
+    if packer is not None and (kind is float or kind is int) and (kind is int or dtype not in _INTEGER_SLOTS):
+        try:
+            return packer.pack(value)
+        except (struct.error, OverflowError):
+            pass
     return np.asarray(value, dtype=dtype).tobytes().ljust(16, b"\0")
 
 
@@ -116,16 +161,66 @@ def _several_devices() -> bool:
 
 # (block, most blocks) of a launch, chosen once per process (the backend is fixed by then).
 _launch_shape: list[tuple[int, int]] = []
+_ONE = (1, 1, 1)
 
 
-def _block_grid(n: int) -> tuple[int, int]:
+def _grid_block(n: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(grid, block) of a launch over ``n`` elements."""
     if not _launch_shape:
         # The host runs the grid's threads in turn: one thread loops over all.
         _launch_shape.append((1, 1) if platform().host_memory else (256, 8192))
     block, most = _launch_shape[0]
     if block == 1:
-        return 1, 1
-    return block, max(1, min((n + block - 1) // block, most))
+        return _ONE, _ONE
+    return (max(1, min((n + block - 1) // block, most)), 1, 1), (block, 1, 1)
+
+
+# (shape, itemsize) -> C strides, for the results of launch-bound calls.
+_strides: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+
+
+def contiguous(
+    fn: Function, result_dtype: np.dtype[Any], shaping: GPUArray, inputs: tuple[Any, ...], stream: Any
+) -> GPUArray | None:
+    """A new C-ordered array of ``result_dtype`` and ``shaping``'s shape, written by ``fn``
+    (from ``kernel``) over ``inputs``: GPUArrays of that shape and of the kernel's dtype, or
+    scalar bytes for their slot; or None, doing nothing, unless every array is C-contiguous,
+    aligned, non-empty and on the one device there is (then ``launch`` does the work)."""
+    n = shaping.size
+    shape = shaping.shape
+    if not n or _several_devices():
+        return None
+    ptrs = [0, 0, 0, 0]
+    slots = None
+    k = 1
+    for x in inputs:
+        if x.__class__ is bytes:
+            if slots is None:
+                slots = [_ZERO_SCALAR] * _SCALAR_SLOTS
+            slots[k - 1] = x
+        else:
+            if x.shape != shape or not (x._flags or x.flags).c_contiguous:
+                return None
+            ptrs[k] = ptr = int(x._alloc) + x._offset
+            itemsize = x.dtype.itemsize
+            if ptr % (itemsize if itemsize < 8 else 8):
+                return None
+            order = x._order
+            if order.pending is not False and order.pending is not stream:
+                order.before(stream)
+        k += 1
+    itemsize = result_dtype.itemsize
+    strides = _strides.get((shape, itemsize))
+    if strides is None:
+        strides = _strides[shape, itemsize] = c_strides(shape, itemsize)
+    allocator = shaping.allocator
+    alloc = (allocator or pool_alloc)(n * itemsize)
+    result = _core.make(alloc, 0, shape, result_dtype, strides, n, None, allocator, StreamOrder(stream), False, FLAGS_C)
+    ptrs[0] = int(alloc)
+    grid, block = _grid_block(n)
+    packed = _HEADER.pack(*ptrs, _ZERO_SLOTS if slots is None else b"".join(slots), n, 0, 1) + _ZERO_LAYOUT
+    fn.prepared_async_call(grid, block, stream, packed)
+    return result
 
 
 def _misaligned(a: GPUArray, ptr: int) -> ValueError:
@@ -154,7 +249,7 @@ def launch(
     n = out0.size
     if n == 0:
         return
-    fn = _bundled.function(source, name)
+    fn = kernel(source, name)
     arrays: list[GPUArray] = []
     addresses: list[int] = []  # of arrays
     ptrs = [0] * MAX_OPERANDS
@@ -213,7 +308,7 @@ def launch(
         packed = _HEADER.pack(*header_ptrs, b"".join(slot_bytes), n, len(dims), 0) + _LAYOUT.pack(
             *shape_field, *stride_field
         )
-    block, grid = _block_grid(n)
-    fn(np.void(packed), block=(block, 1, 1), grid=(grid, 1, 1), stream=stream)
+    grid, block = _grid_block(n)
+    fn.prepared_async_call(grid, block, stream, packed)
     for o in outputs:
         o._order.wrote(stream)
