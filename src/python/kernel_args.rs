@@ -247,7 +247,11 @@ pub(super) fn pack_prepared(
     let r = match kind {
         ParamKind::Pointer => args.push(pointer_of(obj, index)?),
         ParamKind::I8 => args.push(obj.extract::<i8>()?),
-        ParamKind::U8 => args.push(obj.extract::<u8>()?),
+        // "?" (bool) is a byte too: numpy.bool_ has no __index__.
+        ParamKind::U8 => match obj.extract::<u8>() {
+            Ok(v) => args.push(v),
+            Err(e) => args.push(u8::from(obj.extract::<bool>().map_err(|_| e)?)),
+        },
         ParamKind::I16 => args.push(obj.extract::<i16>()?),
         ParamKind::U16 => args.push(obj.extract::<u16>()?),
         ParamKind::I32 => args.push(obj.extract::<i32>()?),

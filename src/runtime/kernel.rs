@@ -31,12 +31,17 @@ pub const MAX_ARGUMENT_BYTES: usize = 4096;
 /// cuLaunchKernel's `kernelParams` points at them.
 #[derive(Debug, Clone, Default)]
 pub struct KernelArgs {
-    /// u64 storage keeps every value 8-byte aligned at worst.
-    storage: Vec<u64>,
+    /// 16-byte chunks keep every value at its alignment, up to the 16 bytes of double2,
+    /// float4 and complex<double>, which host kernels load with aligned instructions.
+    storage: Vec<ArgChunk>,
     used: usize,
     offsets: Vec<usize>,
     sizes: Vec<usize>,
 }
+
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct ArgChunk([u8; 16]);
 
 impl KernelArgs {
     pub fn new() -> Self {
@@ -63,7 +68,7 @@ impl KernelArgs {
     }
 
     /// Appends one value given as its bytes (alignment = min(size rounded up to a power of
-    /// two, 8)). Structs passed by value (numpy structured scalars) may be up to
+    /// two, 16)). Structs passed by value (numpy structured scalars) may be up to
     /// MAX_ARGUMENT_BYTES, the parameter space every CUDA and HIP device has.
     pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         let size = bytes.len();
@@ -72,14 +77,15 @@ impl KernelArgs {
                 "a kernel argument must be 1 to {MAX_ARGUMENT_BYTES} bytes, not {size}"
             )));
         }
-        let align = size.next_power_of_two().min(8);
+        let chunk = std::mem::size_of::<ArgChunk>();
+        let align = size.next_power_of_two().min(chunk);
         let offset = self.used.next_multiple_of(align);
         self.used = offset + size;
-        self.storage.resize(self.used.div_ceil(8), 0);
+        self.storage.resize(self.used.div_ceil(chunk), ArgChunk::default());
         // SAFETY: storage holds at least `used` bytes (resized just above) and u8 has no
         // alignment requirement, so viewing it as bytes is sound.
         let raw =
-            unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * 8) };
+            unsafe { std::slice::from_raw_parts_mut(self.storage.as_mut_ptr() as *mut u8, self.storage.len() * chunk) };
         raw[offset..offset + size].copy_from_slice(bytes);
         self.offsets.push(offset);
         self.sizes.push(size);
@@ -120,6 +126,8 @@ mod tests {
         assert_eq!(args.len(), 4);
         let ptrs = args.pointers();
         assert_eq!(ptrs[2] as usize % 8, 0);
+        args.push([1.5f64, -2.0f64]).expect("double2");
+        assert_eq!(args.pointers()[4] as usize % 16, 0);
         // SAFETY: the pointers point at the values pushed above, with their alignment.
         unsafe {
             assert_eq!(*(ptrs[0] as *const u64), 0x1122_3344_5566_7788);
