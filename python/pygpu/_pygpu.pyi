@@ -478,9 +478,11 @@ class Function:
         grid: int | tuple[int, ...] | None = None,
         stream: cudaStream_t | None = None,
         shared: int = 0,
+        texrefs: Iterable[Any] | None = None,
     ) -> None: ...
-    def prepare(self, arg_types: str | Iterable[Any]) -> Self:
-        """Declares parameter types (struct characters such as "PiPd", or numpy types)."""
+    def prepare(self, arg_types: str | Iterable[Any], texrefs: Iterable[Any] | None = None) -> Self:
+        """Declares parameter types: struct characters such as "PiPd" ("12s" a 12-byte struct),
+        or numpy types, a structured dtype being a struct by value (its C layout checked)."""
     def prepared_call(
         self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0
     ) -> None: ...

@@ -236,7 +236,8 @@ impl Function {
     /// Launches with PyCUDA's convention: `f(*args, block=(x, y, z), grid=(x, y), stream=None, shared=0)`.
     /// Arguments: device arrays and allocations pass their pointer, numpy scalars their value,
     /// In/Out/InOut stage host arrays through device memory.
-    #[pyo3(signature = (*args, block, grid = None, stream = None, shared = 0))]
+    #[pyo3(signature = (*args, block, grid = None, stream = None, shared = 0, texrefs = None))]
+    #[allow(clippy::too_many_arguments)]
     fn __call__(
         &self,
         py: Python<'_>,
@@ -245,7 +246,9 @@ impl Function {
         grid: Option<&Bound<'_, PyAny>>,
         stream: Option<&Bound<'_, CudaStream>>,
         shared: u32,
+        texrefs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
+        no_texrefs(texrefs, "Function.__call__(texrefs=...)")?;
         let mut packed = take_args();
         let mut staged = Vec::new();
         for (i, arg) in args.iter().enumerate() {
@@ -262,7 +265,13 @@ impl Function {
     /// Declares the parameter types (struct characters such as "PiPd", "12s" for a 12-byte
     /// struct, or numpy types; "P"/numpy.intp is a pointer, a structured dtype a struct passed
     /// by value) for prepared_call; returns self.
-    fn prepare<'py>(slf: &Bound<'py, Self>, arg_types: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    #[pyo3(signature = (arg_types, texrefs = None))]
+    fn prepare<'py>(
+        slf: &Bound<'py, Self>,
+        arg_types: &Bound<'py, PyAny>,
+        texrefs: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        no_texrefs(texrefs, "Function.prepare(texrefs=...)")?;
         let me = slf.get();
         let kinds = parse_signature(arg_types)?;
         check_structs(me.function.name(), &kinds, me.param_sizes.as_deref())?;
@@ -354,6 +363,14 @@ impl Function {
         format!("<pygpu.Function {}>", self.function.name())
     }
 }
+/// PyCUDA's `texrefs=` argument: an empty list is accepted, texture references are not.
+fn no_texrefs(texrefs: Option<&Bound<'_, PyAny>>, call: &str) -> PyResult<()> {
+    match texrefs {
+        Some(t) if !t.is_none() && t.len().map_or(true, |n| n > 0) => Err(texref_removed(call)),
+        _ => Ok(()),
+    }
+}
+
 fn texref_removed(call: &str) -> PyErr {
     PyNotImplementedError::new_err(format!(
         "{call}: texture and surface references were removed in CUDA 12 (cuModuleGetTexRef, cuTexRef* and \
