@@ -145,3 +145,30 @@ def test_elementwise_kernel_bad_calls(axpy: ElementwiseKernel) -> None:
     freed.gpudata.free()
     with pytest.raises(pygpu.InvalidHandleError):
         axpy(1.0, gx, gy, freed)
+
+
+def test_repeated_calls_keep_the_value_checks() -> None:
+    ints = gpuarray.to_gpu(np.arange(1, 9, dtype=np.int32))
+    floats = gpuarray.to_gpu(np.arange(1, 9, dtype=np.float64))
+    for _ in range(3):
+        np.testing.assert_array_equal((ints**2).get(), np.arange(1, 9) ** 2)
+        with pytest.raises(ValueError, match="negative integer powers"):
+            ints**-1
+        with pytest.raises(OverflowError):
+            gpuarray.to_gpu(np.arange(4, dtype=np.int8)) + 300
+        with pytest.raises(ValueError, match="same shape"):
+            floats + gpuarray.zeros(3, np.float64)
+        np.testing.assert_array_equal((floats + gpuarray.to_gpu(np.float64(1))).get(), np.arange(2, 10))
+
+
+def test_a_gpuarray_subclass_operand_is_an_array_not_a_scalar() -> None:
+    class Tagged(gpuarray.GPUArray):
+        __slots__ = ()
+
+    x = np.arange(6, dtype=np.float64)
+    a = gpuarray.to_gpu(x)
+    tagged = gpuarray.to_gpu(x * 10).view()
+    tagged.__class__ = Tagged
+    for _ in range(3):
+        np.testing.assert_array_equal((a + tagged).get(), x + x * 10)
+        np.testing.assert_array_equal((a + a).get(), x + x)

@@ -113,6 +113,15 @@ def binary(
     ufunc: np.ufunc, kernel: str, x: Any, y: Any, out: GPUArray | None = None, stream: Any = None, source: str = "arith"
 ) -> GPUArray:
     """``ufunc(x, y)`` with kernel ``<kernel>_<dtype>``; at least one of x, y is a GPUArray."""
+    if out is None and x.__class__ is _core.GPUArray:
+        y_array = y.__class__ is _core.GPUArray
+        fast = _fast_plans.get((ufunc, kernel, source, x.dtype, y.dtype if y_array else y.__class__))
+        if fast is not None:
+            fn, result_dtype, in_dtype = fast
+            operand = y if y_array else _elementwise.scalar_bytes(y, in_dtype)
+            result = _elementwise.contiguous(fn, result_dtype, x, (x, operand), stream)
+            if result is not None:
+                return result
     a = _shaping_operand(x, y)
     what = ufunc.__name__
     x_is_array = _check_operand(a, x, what)
@@ -125,8 +134,17 @@ def binary(
     if ufunc is np.power and in_x.kind in "iu" and not y_is_array and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
     if out is None and (not x_is_array or x.dtype == in_x) and (not y_is_array or y.dtype == in_x):
+        fn = _elementwise.kernel(source, name)
+        exact_y = y.__class__ is _core.GPUArray if y_is_array else not (ufunc is np.power and in_x.kind in "iu")
+        if x.__class__ is _core.GPUArray and exact_y:
+            # The next call with these types goes straight to the kernel (see the top).
+            _fast_plans[ufunc, kernel, source, x.dtype, y.dtype if y_is_array else y.__class__] = (
+                fn,
+                result_dtype,
+                in_x,
+            )
         result = _elementwise.contiguous(
-            _elementwise.kernel(source, name),
+            fn,
             result_dtype,
             a,
             (
@@ -146,6 +164,10 @@ def binary(
     _elementwise.launch(source, name, [dst], [xs, ys], stream)
     return _finish(dst, target, stream)
 
+
+# (ufunc, kernel, source, x's dtype, y's dtype or scalar type) -> (kernel, result dtype, input
+# dtype), for an array x and operands that need no cast: a repeated ``a + b`` or ``a * 2.0``.
+_fast_plans: dict[tuple[Any, ...], tuple[Any, np.dtype[Any], np.dtype[Any]]] = {}
 
 # (ufunc, kernel, operand types as numpy's type resolution sees them) -> _binary_plan's result:
 # resolving dtypes costs more than a launch-bound kernel, and a program uses few combinations.
