@@ -165,8 +165,9 @@ def binary(
     return _finish(dst, target, stream)
 
 
-# (ufunc, kernel, source, x's dtype, y's dtype or scalar type) -> (kernel, result dtype, input
-# dtype), for an array x and operands that need no cast: a repeated ``a + b`` or ``a * 2.0``.
+# (ufunc, kernel, source, x's dtype[, y's dtype or scalar type]) -> (kernel, result dtype, input
+# dtype), for an array x and operands that need no cast: a repeated ``a + b``, ``a * 2.0`` or
+# ``cumath.exp(a)``.
 _fast_plans: dict[tuple[Any, ...], tuple[Any, np.dtype[Any], np.dtype[Any]]] = {}
 
 # (ufunc, kernel, operand types as numpy's type resolution sees them) -> _binary_plan's result:
@@ -188,6 +189,12 @@ def unary(
     ufunc: np.ufunc, kernel: str, x: GPUArray, out: GPUArray | None = None, stream: Any = None, source: str = "arith"
 ) -> GPUArray:
     """``ufunc(x)`` with kernel ``<kernel>_<dtype>``."""
+    if out is None and x.__class__ is _core.GPUArray:
+        fast = _fast_plans.get((ufunc, kernel, source, x.dtype))
+        if fast is not None:
+            result = _elementwise.contiguous(fast[0], fast[1], x, (x,), stream)
+            if result is not None:
+                return result
     if not isinstance(x, _core.GPUArray):
         raise TypeError(f"{ufunc.__name__}: expected a GPUArray, not {type(x).__name__}")
     key = (ufunc, kernel, source, x.dtype)
@@ -197,7 +204,10 @@ def unary(
         plan = _unary_plans[key] = (loop[0], loop[1], f"{kernel}_{kernel_suffix(loop[0])}")
     in_dtype, result_dtype, name = plan
     if out is None and x.dtype == in_dtype:
-        result = _elementwise.contiguous(_elementwise.kernel(source, name), result_dtype, x, (x,), stream)
+        fn = _elementwise.kernel(source, name)
+        if x.__class__ is _core.GPUArray:
+            _fast_plans[ufunc, kernel, source, x.dtype] = (fn, result_dtype, in_dtype)
+        result = _elementwise.contiguous(fn, result_dtype, x, (x,), stream)
         if result is not None:
             return result
     xs = cast_to(x, in_dtype, stream)

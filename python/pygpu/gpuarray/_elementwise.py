@@ -150,12 +150,15 @@ def _merge_axes(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple
 
 
 _device_count: list[int] = []
+_multi_device: bool | None = None  # _several_devices(), once known
 
 
 def _several_devices() -> bool:
     """Whether arrays can be on different devices at all (checked once per process)."""
+    global _multi_device
     if not _device_count:
         _device_count.append(cudaGetDeviceCount()[0])
+        _multi_device = _device_count[0] > 1
     return _device_count[0] > 1
 
 
@@ -188,7 +191,7 @@ def contiguous(
     aligned, non-empty and on the one device there is (then ``launch`` does the work)."""
     n = shaping.size
     shape = shaping.shape
-    if not n or _several_devices():
+    if not n or (_multi_device is not False and _several_devices()):
         return None
     ptrs = [0, 0, 0, 0]
     slots = None
