@@ -17,14 +17,22 @@ process, so compiling the same source again reads no file.
 from __future__ import annotations
 
 import os
-import platform
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pygpu
 from pygpu import _compile_cache, _host_compiler, _rtc
-from pygpu._pygpu import Function, Module, cudaDeviceProp, cudaGetDevice, rtc_compile
+from pygpu._driver_enums import device_attribute
+from pygpu._pygpu import (
+    Function,
+    Module,
+    cudaDeviceGetAttribute,
+    cudaDeviceProp,
+    cudaGetDevice,
+    rtc_compile,
+)
 from pygpu.driver import CompileError
 
 __all__ = ["DEFAULT_NVCC_FLAGS", "CompileError", "SourceModule", "compile"]
@@ -36,25 +44,47 @@ _Stamp = tuple[tuple[str, int, int], ...]
 # In-process memo: what was asked for -> (binary, the headers' (path, mtime, size) it was built from).
 _memo: dict[tuple[Any, ...], tuple[bytes, _Stamp]] = {}
 _device_memo: dict[int, tuple[tuple[int, int], str]] = {}
-_header_digest: dict[str, bytes] = {}
+_header_identity: dict[str, str] = {}
+_driver_major_memo: list[int | None] = []
+
+#: Set to a list by bench/compile_bench.py: compile() and SourceModule then append
+#: (step, time.perf_counter()) after each step, to show where a cache hit's time goes.
+trace: list[tuple[str, float]] | None = None
+
+
+def _mark(step: str) -> None:
+    if trace is not None:
+        trace.append((step, time.perf_counter()))
 
 
 def _device() -> tuple[tuple[int, int], str]:
+    """(compute capability, a label that tells the device apart) of the current device."""
     device, status = cudaGetDevice()
     status.check()
     if device not in _device_memo:
-        props = cudaDeviceProp(device)
-        _device_memo[device] = (props.compute_capability, props.name)
+        if pygpu.backend() == "cuda":
+            # Two attribute queries: all of cudaDeviceProp is more than a cache hit needs.
+            capability = []
+            for attribute in (device_attribute.COMPUTE_CAPABILITY_MAJOR, device_attribute.COMPUTE_CAPABILITY_MINOR):
+                value, status = cudaDeviceGetAttribute(int(attribute), device)
+                status.check()
+                capability.append(value)
+            _device_memo[device] = ((capability[0], capability[1]), f"cuda device {device}")
+        else:
+            props = cudaDeviceProp(device)
+            _device_memo[device] = (props.compute_capability, props.name)
     return _device_memo[device]
 
 
 def _driver_major() -> int | None:
-    # pygpu.driver.get_driver_version arrives with the driver work; until then, unknown.
-    get = getattr(pygpu.driver, "get_driver_version", None)
-    try:
-        return int(get()) // 1000 if get is not None else None
-    except Exception:  # noqa: BLE001 - only a preference for the search order
-        return None
+    """The CUDA major the driver supports (it cannot change while the process runs)."""
+    if not _driver_major_memo:
+        try:
+            major: int | None = pygpu.driver.get_driver_version() // 1000
+        except Exception:  # noqa: BLE001 - only a preference for NVRTC's search order
+            major = None
+        _driver_major_memo.append(major)
+    return _driver_major_memo[0]
 
 
 def _stamp(paths: list[Path]) -> _Stamp:
@@ -119,11 +149,12 @@ class _Plan:
         if self.backend == "host":
             cxx = _host_compiler.find_cxx()
             header = str(_host_compiler.host_header())
-            if header not in _header_digest:
-                _header_digest[header] = _host_compiler.header_digest()
+            if header not in _header_identity:
+                _header_identity[header] = _host_compiler.header_identity()
             self.options = all_options
-            self.target = f"host-{platform.machine()}"
-            self.identity = [_host_compiler.compiler_identity(cxx), _header_digest[header].hex()]
+            self.target = f"host-{os.uname().machine}"
+            self.identity = [_host_compiler.compiler_identity(cxx), _header_identity[header]]
+            _mark("compiler and header identity")
             return
         if target not in ("cubin", "ptx"):
             raise ValueError(f"target={target!r}: pygpu compiles to 'cubin' (the default) or 'ptx'")
@@ -143,6 +174,7 @@ class _Plan:
             # Nothing here loads NVRTC: a cache hit never needs it. Whether NVRTC knows the
             # GPU (cubin, else PTX) follows from the library and the device, both in the key.
             self.library = _rtc.find_nvrtc(_driver_major())
+            _mark("find NVRTC")
             if target == "ptx" and arch is None:
                 arch = f"compute_{capability[0]}{capability[1]}"
             self.capability = capability
@@ -150,6 +182,7 @@ class _Plan:
             self.target = f"sm_{capability[0]}{capability[1]}:{arch or 'native'}"
         self.options = rtc_options
         self.identity = [_rtc.library_identity(self.library)]
+        _mark("compiler identity")
 
     def wrapped_source(self) -> str:
         return self.source if self.no_extern_c else f'extern "C" {{\n{self.source}\n}}\n'
@@ -198,15 +231,17 @@ def compile(
     :class:`pygpu.Module` loads: a cubin (or PTX) on cuda, a code object on hip, a kernels
     shared library on host. Raises :class:`CompileError` with the compiler's log."""
     del nvcc  # the backend's compiler is used
+    _mark("start")
     if not isinstance(source, str):
         raise TypeError(f"source must be a str of CUDA C, not {type(source).__name__}")
     options = list(DEFAULT_NVCC_FLAGS if options is None else options)
     if not all(isinstance(o, str) for o in options):
         raise TypeError("options must be a list of str")
     caching = cache_dir is not False and not keep
+    backend = pygpu.backend()
     memo_key = (
-        pygpu.backend(),
-        _device()[1] if pygpu.backend() != "host" else "",
+        backend,
+        _device()[1] if backend != "host" else "",
         source,
         tuple(options),
         no_extern_c,
@@ -220,19 +255,25 @@ def compile(
     if caching:
         memo = _memo.get(memo_key)
         if memo is not None and _still_valid(memo[1]):
+            _mark("in-process memo hit")
             return memo[0]
+    _mark("device query, memo")
 
     plan = _Plan(source, options, no_extern_c, arch, code, list(include_dirs), target)
     if not caching:
         return plan.build(keep)
     headers = _compile_cache.resolve_includes(source, plan.include_dirs)
     stamp = _stamp([path for _name, path, _digest in headers])
+    _mark("includes resolved")
     key = plan.key(headers)
+    _mark("key hashed")
     root = _compile_cache.cache_root(None if cache_dir is True else cache_dir)  # type: ignore[arg-type]
     binary = _compile_cache.load(root, key)
+    _mark("cache file read and verified")
     if binary is None:
         binary = plan.build(keep)
         _compile_cache.store(root, key, binary)
+        _mark("compiled and stored (miss)")
     _memo[memo_key] = (binary, stamp)
     return binary
 
@@ -266,6 +307,7 @@ class SourceModule:
     ) -> None:
         binary = compile(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs)
         self.module = Module(binary)
+        _mark("module loaded")
 
     def get_function(self, name: str) -> Function:
         return self.module.get_function(name)
