@@ -182,6 +182,7 @@ def translate_options(options: list[str]) -> list[str]:
 
 _COMMENT_OR_STRING = _Pattern(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
 _GLOBAL = _Pattern(r"\b__global__\b")
+_PREPROCESSOR = _Pattern(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
 _LAUNCH_BOUNDS = _Pattern(r"__launch_bounds__\s*\([^()]*\)")
 _NAME_BEFORE_PAREN = _Pattern(r"([A-Za-z_]\w*)\s*\($")
 _VARIABLE = _Pattern(
@@ -216,6 +217,9 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
     # extern "C" { ... } is namespace scope too: look inside it by dropping its braces; blank
     # everything inside other braces (function bodies, namespaces, classes).
     flat = _COMMENT_OR_STRING.get().sub(_blank, re.sub(r'extern\s+"C"\s*\{', lambda e: " " * len(e.group(0)), source))
+    # Preprocessor lines (with their continuations) are no declarations, and a declaration
+    # right after one (`#define N 17` then `__constant__ float k[N];`) starts a statement.
+    flat = _PREPROCESSOR.get().sub(lambda m: ";" + _blank(m)[1:], flat)
     top = _depth_zero_text(flat)
     kernels: list[str] = []
     for m in _GLOBAL.get().finditer(top):

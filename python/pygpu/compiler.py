@@ -35,7 +35,7 @@ from pygpu._pygpu import (
 )
 from pygpu.driver import CompileError
 
-__all__ = ["DEFAULT_NVCC_FLAGS", "CompileError", "SourceModule", "compile"]
+__all__ = ["DEFAULT_NVCC_FLAGS", "CompileError", "DynamicModule", "DynamicSourceModule", "SourceModule", "compile"]
 
 #: Options used when ``options`` is None (PyCUDA's name); ``$PYGPU_DEFAULT_NVCC_FLAGS`` adds to it.
 DEFAULT_NVCC_FLAGS: list[str] = os.environ.get("PYGPU_DEFAULT_NVCC_FLAGS", "").split()
@@ -153,7 +153,13 @@ class _Plan:
                 _header_identity[header] = _host_compiler.header_identity()
             self.options = all_options
             self.target = f"host-{os.uname().machine}"
-            self.identity = [_host_compiler.compiler_identity(cxx), _header_identity[header]]
+            # The translation of the source (kernel exports, dynamic shared memory) is pygpu's
+            # own code: its file's identity stands for its version.
+            self.identity = [
+                _host_compiler.compiler_identity(cxx),
+                _header_identity[header],
+                _host_compiler.compiler_identity(_host_compiler.__file__),
+            ]
             _mark("compiler and header identity")
             return
         if target not in ("cubin", "ptx"):
@@ -232,8 +238,7 @@ def compile(
     shared library on host. Raises :class:`CompileError` with the compiler's log."""
     del nvcc  # the backend's compiler is used
     _mark("start")
-    if not isinstance(source, str):
-        raise TypeError(f"source must be a str of CUDA C, not {type(source).__name__}")
+    source = _source_text(source)
     options = list(DEFAULT_NVCC_FLAGS if options is None else options)
     if not all(isinstance(o, str) for o in options):
         raise TypeError("options must be a list of str")
@@ -276,6 +281,20 @@ def compile(
         _mark("compiled and stored (miss)")
     _memo[memo_key] = (binary, stamp)
     return binary
+
+
+def _source_text(source: object) -> str:
+    """The source as text: a str, or (as PyCUDA, which formats it into the source) an object
+    whose own ``__str__`` writes the code, such as a cgen ``Module`` from code generators."""
+    if isinstance(source, str):
+        return source
+    if not isinstance(source, (bytes, bytearray, memoryview)) and type(source).__str__ is not object.__str__:
+        text = str(source)
+        if isinstance(text, str):
+            return text
+    raise TypeError(
+        f"source must be a str of CUDA C (or an object whose str() is the code), not {type(source).__name__}"
+    )
 
 
 _TEXTURE_REFERENCE = re.compile(r"\b(texture|surface)\s*<")
@@ -321,3 +340,51 @@ class SourceModule:
 
     def get_surfref(self, name: str) -> Any:
         raise NotImplementedError(f"get_surfref({name!r}): {_NO_TEXTURES}")
+
+
+_NO_DEVICE_LINKING = (
+    "device-side linking (relocatable device code, -rdc, linked with libcudadevrt: what dynamic "
+    "parallelism, a kernel launching kernels, needs) is not supported by pygpu: launch the child "
+    "kernels from Python instead (put every kernel in one SourceModule and call them in turn, or "
+    "capture the sequence in a graph), and put all device code a kernel calls in its SourceModule's source"
+)
+
+
+class DynamicModule:
+    """PyCUDA's ``DynamicModule`` (sources linked on the device, for dynamic parallelism):
+    not supported; constructing one raises ``NotImplementedError`` saying what to use."""
+
+    def __init__(
+        self,
+        nvcc: str = "nvcc",
+        link_options: list[str] | None = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: str | os.PathLike[str] | bool | None = None,
+        include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
+        message_handler: Any = None,
+        log_verbose: bool = False,
+        cuda_libdir: str | None = None,
+    ) -> None:
+        raise NotImplementedError(f"DynamicModule: {_NO_DEVICE_LINKING}")
+
+
+class DynamicSourceModule(DynamicModule):
+    """PyCUDA's ``DynamicSourceModule``: not supported (see :class:`DynamicModule`)."""
+
+    def __init__(
+        self,
+        source: str,
+        nvcc: str = "nvcc",
+        options: list[str] | None = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: str | os.PathLike[str] | bool | None = None,
+        include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
+        cuda_libdir: str | None = None,
+    ) -> None:
+        raise NotImplementedError(f"DynamicSourceModule: {_NO_DEVICE_LINKING}")
