@@ -156,6 +156,15 @@ def test_cache_dir_false_writes_nothing(cache: Path) -> None:
     assert runs(cache) == 2 and not cache.exists()
 
 
+def test_disable_cache_variable_overrides_cache_dir(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYGPU_DISABLE_CACHE", "1")
+    assert value_of(SourceModule(KERNEL, options=["-DVALUE=2"], cache_dir=str(tmp_path / "explicit"))) == 2
+    assert value_of(SourceModule(KERNEL, options=["-DVALUE=2"])) == 2
+    assert runs(cache) == 2 and not cache.exists() and not (tmp_path / "explicit").exists()
+
+
 def test_explicit_cache_dir(cache: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     SourceModule(KERNEL, options=["-DVALUE=1"], cache_dir=str(other))

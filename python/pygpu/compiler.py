@@ -242,7 +242,8 @@ def compile(
     options = list(DEFAULT_NVCC_FLAGS if options is None else options)
     if not all(isinstance(o, str) for o in options):
         raise TypeError("options must be a list of str")
-    caching = cache_dir is not False and not keep
+    # PYGPU_DISABLE_CACHE (PyCUDA's PYCUDA_DISABLE_CACHE), set to anything, overrides cache_dir.
+    caching = cache_dir is not False and not keep and "PYGPU_DISABLE_CACHE" not in os.environ
     backend = pygpu.backend()
     memo_key = (
         backend,
