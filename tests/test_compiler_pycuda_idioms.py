@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _host_compiler, compiler
+from pygpu import _host_compiler, _rtc, compiler
 from pygpu.compiler import CompileError, DynamicModule, DynamicSourceModule, SourceModule
 
 
@@ -96,3 +97,71 @@ def test_source_from_a_code_generator_object() -> None:
     assert (out == 7).all()
     with pytest.raises(TypeError, match="str of CUDA C"):
         SourceModule(object())  # type: ignore[arg-type]
+
+
+COMPLEX = """
+#include <pygpu-complex.hpp>
+typedef pygpu::complex<double> cplx;
+__global__ void complex_ops(cplx* out, const cplx* z, const cplx* w, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    cplx a = z[i], b = w[i];
+    cplx acc = a * b + 2.0 * a - b / 3.0;
+    acc += conj(a);
+    acc *= 0.5;
+    out[i * 8 + 0] = acc;
+    out[i * 8 + 1] = exp(a);
+    out[i * 8 + 2] = log(b);
+    out[i * 8 + 3] = sqrt(a);
+    out[i * 8 + 4] = pow(a, 3);
+    out[i * 8 + 5] = pow(a, b);
+    out[i * 8 + 6] = pygpu::make_complex(abs(a), arg(a));
+    out[i * 8 + 7] = sin(a) + cos(b) * tanh(a);
+}
+"""
+
+
+def test_pygpu_complex_header() -> None:
+    """PyCUDA's pycuda-complex.hpp, as pygpu-complex.hpp: functions and mixed operators on
+    pygpu::complex, checked against numpy."""
+    rng = np.random.default_rng(7)
+    z = (rng.normal(size=16) + 1j * rng.normal(size=16)).astype(np.complex128)
+    w = (rng.normal(size=16) + 1j * rng.normal(size=16)).astype(np.complex128)
+    z[0] = -4.0  # sqrt and log on the branch cut's edge
+    out = np.zeros((16, 8), np.complex128)
+    SourceModule(COMPLEX).get_function("complex_ops")(
+        cuda.Out(out), cuda.In(z), cuda.In(w), np.int32(16), block=(16, 1, 1)
+    )
+    expected = np.stack(
+        [
+            (z * w + 2 * z - w / 3 + np.conj(z)) * 0.5,
+            np.exp(z),
+            np.log(w),
+            np.sqrt(z),
+            z**3,
+            z**w,
+            np.abs(z) + 1j * np.angle(z),
+            np.sin(z) + np.cos(w) * np.tanh(z),
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+NVRTC_12 = (
+    Path(__file__).resolve().parent.parent / "kernels/.toolchain/nvrtc-12.0.76/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+)
+
+
+@pytest.mark.parametrize("real", ["double", "float"])
+def test_pygpu_complex_header_compiles_with_nvrtc(real: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On cuda, SourceModule puts pygpu's include folder on NVRTC's path (as nvcc has PyCUDA's)."""
+    if not NVRTC_12.is_file():
+        pytest.skip("kernels/build.sh cuda installs NVRTC 12.0 into kernels/.toolchain")
+    monkeypatch.setattr(pygpu, "backend", lambda: "cuda")
+    monkeypatch.setattr(compiler, "_device", lambda: ((9, 0), "Fake H200"))
+    monkeypatch.setenv("PYGPU_NVRTC", str(NVRTC_12))
+    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
+    ptx = compiler.compile(COMPLEX.replace("double", real), target="ptx")
+    assert b".entry complex_ops" in ptx

@@ -166,7 +166,11 @@ class _Plan:
             raise ValueError(f"target={target!r}: pygpu compiles to 'cubin' (the default) or 'ptx'")
         if code is not None and arch is None:
             arch = code
-        rtc_options, asked = _rtc.nvrtc_options(all_options)
+        # pygpu's headers (pygpu-complex.hpp, PyCUDA's pycuda-complex.hpp) after the user's
+        # folders, as nvcc has PyCUDA's; the key then covers what the source includes of them.
+        package_include = _host_compiler.host_header().parent
+        self.include_dirs.append(package_include)
+        rtc_options, asked = _rtc.nvrtc_options([*all_options, f"-I{package_include}"])
         arch = arch or asked
         capability, device_name = _device()
         if self.backend == "hip":
