@@ -3,6 +3,8 @@
 * cache hit, new process: from ``SourceModule(src)`` to a launchable function
   (``get_function``), in a fresh interpreter whose disk cache already holds the kernel,
   against CuPy's ``RawModule(code=src).get_function`` with its own warm disk cache;
+* the cache hit's breakdown: where its time goes, step by step (``pygpu.compiler.trace``),
+  median per step over new processes, and the import of ``pygpu.compiler`` (not in the hit);
 * cache miss: ``pygpu.compiler.compile(src, cache_dir=False)`` (and a whole
   ``SourceModule(..., cache_dir=False)``) against calling NVRTC directly through
   ``cuda.bindings.nvrtc`` with the options pygpu passes (``extern "C"``, ``--gpu-architecture=sm_XY``).
@@ -49,6 +51,30 @@ f = SourceModule(source).get_function("saxpy")
 print(time.perf_counter() - t0)
 """
 
+# The same, step by step: compiler.trace collects (step, time) pairs; printed as JSON
+# [[step, seconds since the previous step], ...].
+PYGPU_HIT_STEPS = """
+import json, sys, time
+t_import = time.perf_counter()
+import pygpu
+from pygpu import compiler
+t_imported = time.perf_counter()
+pygpu.mem_alloc(1)
+source = sys.stdin.read()
+compiler.trace = []
+t0 = time.perf_counter()
+m = compiler.SourceModule(source)
+t1 = time.perf_counter()
+f = m.get_function("saxpy")
+t2 = time.perf_counter()
+steps, last = [["import pygpu.compiler (before the hit)", t_imported - t_import]], t0
+for step, t in compiler.trace:
+    steps.append([step, t - last])
+    last = t
+steps += [["get_function", t2 - t1], ["total: SourceModule -> function", t2 - t0]]
+print(json.dumps(steps))
+"""
+
 CUPY_HIT = """
 import sys, time
 import cupy
@@ -74,6 +100,24 @@ def new_process_seconds(script: str, env: dict[str, str]) -> float:
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
     return float(done.stdout.strip().splitlines()[-1])
+
+
+def hit_steps(samples: int, env: dict[str, str]) -> list[tuple[str, float]]:
+    """The median of each step of a new process's cache hit, in ms (the cache already filled)."""
+    runs: list[list[list[Any]]] = []
+    for _ in range(samples):
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(PYGPU_HIT_STEPS)],
+            input=SOURCE,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+            timeout=300,
+            check=True,
+        )
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    names = [step for step, _ in runs[0]]
+    return [(name, statistics.median(run[i][1] for run in runs) * 1e3) for i, name in enumerate(names)]
 
 
 def in_new_process(script: str, env: dict[str, str]) -> Callable[[], float]:
@@ -119,12 +163,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=15)
     parser.add_argument("--json", metavar="PATH", help="also write the figures to this file")
+    parser.add_argument("--hit-only", action="store_true", help="only the cache hit and its breakdown (any backend)")
     args = parser.parse_args()
 
     import pygpu
     from pygpu import _rtc, compiler
 
     results: dict[str, float | str] = {}
+    steps: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="pygpu-compile-bench-") as folder:
         env = {"PYGPU_CACHE_DIR": os.path.join(folder, "pygpu"), "CUPY_CACHE_DIR": os.path.join(folder, "cupy")}
         for name, script in (("pygpu_hit_new_process", PYGPU_HIT), ("cupy_hit_new_process", CUPY_HIT)):
@@ -133,6 +179,11 @@ def main() -> None:
                 results[name] = median_ms(args.samples, in_new_process(script, env))
             except Exception as e:  # noqa: BLE001 - a missing peer is reported, not fatal
                 results[name] = f"error: {e}"
+        steps = hit_steps(args.samples, env)
+    if args.hit_only:
+        print_steps(steps, args.samples)
+        print(f"cache hit, new process, SourceModule -> function: {results['pygpu_hit_new_process']} ms")
+        return
 
     major, minor = pygpu.cudaDeviceProp(0).compute_capability
     library = _rtc.find_nvrtc()
@@ -159,7 +210,7 @@ def main() -> None:
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
+            json.dump({**results, "hit_steps_ms": steps}, f, indent=2)
     device = pygpu.cudaDeviceProp(0).name
     print(f"runtime compilation, {device} (sm_{major}{minor}), NVRTC {library}, median of {args.samples}")
     print(f"{'figure':<58} {'ms':>10}")
@@ -173,6 +224,13 @@ def main() -> None:
     for key, label in labels.items():
         value = results[key]
         print(f"{label:<58} {value:>10.3f}" if isinstance(value, float) else f"{label:<58} {value}")
+    print_steps(steps, args.samples)
+
+
+def print_steps(steps: list[tuple[str, float]], samples: int) -> None:
+    print(f"\ncache hit, new process, step by step (median of {samples} processes per step)")
+    for step, ms in steps:
+        print(f"  {step:<56} {ms:>10.3f}")
 
 
 if __name__ == "__main__":

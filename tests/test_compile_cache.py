@@ -156,6 +156,15 @@ def test_cache_dir_false_writes_nothing(cache: Path) -> None:
     assert runs(cache) == 2 and not cache.exists()
 
 
+def test_disable_cache_variable_overrides_cache_dir(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYGPU_DISABLE_CACHE", "1")
+    assert value_of(SourceModule(KERNEL, options=["-DVALUE=2"], cache_dir=str(tmp_path / "explicit"))) == 2
+    assert value_of(SourceModule(KERNEL, options=["-DVALUE=2"])) == 2
+    assert runs(cache) == 2 and not cache.exists() and not (tmp_path / "explicit").exists()
+
+
 def test_explicit_cache_dir(cache: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     SourceModule(KERNEL, options=["-DVALUE=1"], cache_dir=str(other))
@@ -189,3 +198,65 @@ def test_resolve_includes(tmp_path: Path) -> None:
     (b / "three.h").write_text("int four;\n")
     found2 = _compile_cache.resolve_includes("#include <one.h>\n", [a, b])
     assert _compile_cache.make_key(["x", *[d for _n, _p, d in found2]]) != key1
+
+
+def test_a_hit_refreshes_an_old_entry_only(cache: Path) -> None:
+    """Eviction is oldest first; a hit refreshes the entry's time, but writes nothing for an
+    entry used within the last minute (a new process's hit stays read-only)."""
+    assert value_of(SourceModule(KERNEL, options=["-DVALUE=6"])) == 6
+    (entry,) = entries(cache)
+    os.utime(entry, ns=(10**9, 10**9))
+    assert _compile_cache.load(cache, entry.stem) is not None
+    refreshed = entry.stat().st_mtime_ns
+    assert refreshed > 10**18, "an old entry is refreshed by a hit"
+    assert _compile_cache.load(cache, entry.stem) is not None
+    assert entry.stat().st_mtime_ns == refreshed, "a fresh entry is not written again"
+
+
+def test_host_header_change_invalidates(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pygpu's kernel header is part of the key, by each file's size and modification time."""
+    assert value_of(SourceModule(KERNEL, options=["-DVALUE=7"])) == 7
+    header = _host_compiler.host_header()
+    identity = _host_compiler.header_identity()
+    st = header.stat()
+    try:
+        os.utime(header, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        assert _host_compiler.header_identity() != identity
+        monkeypatch.setattr(compiler, "_header_identity", {})
+        compiler._memo.clear()
+        assert value_of(SourceModule(KERNEL, options=["-DVALUE=7"])) == 7
+        assert runs(cache) == 2
+    finally:
+        os.utime(header, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_new_process_hit_runs_no_compiler_step(cache: Path) -> None:
+    """compiler.trace (what bench/compile_bench.py's breakdown reads) names each step of a
+    cache hit in a new process; no step compiles, and nothing is imported only for compiling."""
+    assert value_of(SourceModule(KERNEL, options=["-DVALUE=8"])) == 8
+    code = f"""
+        import sys
+        from pygpu import compiler
+        compiler.trace = []
+        compiler.SourceModule({KERNEL!r}, options=["-DVALUE=8"]).get_function("fill")
+        print([step for step, _ in compiler.trace])
+        print(sorted(m for m in ("subprocess", "tempfile") if m in sys.modules))
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    steps, imported = done.stdout.strip().splitlines()[-2:]
+    assert steps == str(
+        [
+            "start",
+            "device query, memo",
+            "compiler and header identity",
+            "includes resolved",
+            "key hashed",
+            "cache file read and verified",
+            "module loaded",
+        ]
+    )
+    assert runs(cache) == 1
+    assert imported == "[]", imported

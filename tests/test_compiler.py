@@ -370,6 +370,44 @@ def test_nvrtc_found_in_a_pip_wheel_layout(tmp_path: Path, monkeypatch: pytest.M
     assert _rtc.find_nvrtc() == str(wheel_lib / "libnvrtc.so.12")
 
 
+def test_a_system_nvrtc_is_found_by_path_without_loading_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare name found in the loader's folders is named by its path: its identity is then a
+    stat, not a dlopen of NVRTC (milliseconds) in every new process's cache hit."""
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "libnvrtc.so.12").write_bytes(b"not loaded")
+    (folder / "libnvrtc.so.13").write_bytes(b"not loaded either")
+    monkeypatch.delenv("PYGPU_NVRTC", raising=False)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "no-wheels")])
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(folder))
+    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
+    monkeypatch.setattr(_rtc, "rtc_version", lambda *a: pytest.fail("NVRTC was loaded"))
+    if Path("/usr/local/cuda/lib64/libnvrtc.so.13").exists() or Path("/usr/local/cuda/lib64/libnvrtc.so.12").exists():
+        pytest.skip("a toolkit NVRTC comes first in the search order")
+    assert _rtc.find_nvrtc(13) == str(folder / "libnvrtc.so.13")
+    found = _rtc.find_nvrtc(12)
+    assert found == str(folder / "libnvrtc.so.12"), "NVRTC 13 is newer than a CUDA 12 driver"
+    identity = _rtc.library_identity(found)
+    (folder / "libnvrtc.so.12").write_bytes(b"another version")
+    assert _rtc.library_identity(found) != identity, "a replaced library changes the cache key"
+
+
+def test_an_nvrtc_newer_than_the_driver_comes_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for major, rel in ((13, "nvidia/cu13/lib/libnvrtc.so.13"), (12, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"%d" % major)
+    monkeypatch.delenv("PYGPU_NVRTC", raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
+    assert _rtc.find_nvrtc(13).endswith("libnvrtc.so.13")
+    assert _rtc.find_nvrtc(12).endswith("libnvrtc.so.12")
+    assert _rtc.find_nvrtc(None).endswith("libnvrtc.so.13")
+
+
 def test_no_nvrtc_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYGPU_NVRTC", str(tmp_path / "libnvrtc.so.12"))
     monkeypatch.setattr(_rtc, "_nvrtc_memo", {})

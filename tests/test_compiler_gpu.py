@@ -84,3 +84,27 @@ def test_unknown_architecture_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(compiler, "_memo", {})
     with pytest.raises(compiler.CompileError, match="sm_1"):
         compiler.compile("__global__ void k() {}", arch="sm_1", cache_dir=False)
+
+
+HIT = """
+import sys
+from pygpu import compiler
+compiler.trace = []
+f = compiler.SourceModule("__global__ void k(int* x) { x[0] = 1; }").get_function("k")
+print([step for step, _ in compiler.trace])
+with open("/proc/self/maps") as maps:
+    print("nvrtc loaded" if "libnvrtc" in maps.read() else "nvrtc not loaded")
+"""
+
+
+@pytest.mark.skipif(pygpu.backend() != "cuda", reason="NVRTC is the cuda backend's compiler")
+def test_a_new_process_cache_hit_does_not_load_nvrtc(tmp_path: Path) -> None:
+    """The cache hit's budget (1 ms to a launchable function) has no room for loading NVRTC."""
+    env = {"PYGPU_CACHE_DIR": str(tmp_path), "PYGPU_BACKEND": "cuda"}
+    first = run_python(HIT, env=env, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert "compiled and stored (miss)" in first.stdout
+    hit = run_python(HIT, env=env, timeout=120)
+    assert hit.returncode == 0, hit.stderr
+    assert "compiled and stored (miss)" not in hit.stdout and "cache file read and verified" in hit.stdout
+    assert "nvrtc not loaded" in hit.stdout, hit.stdout

@@ -374,7 +374,23 @@ def test_texture_references_name_their_replacement(call: Any) -> None:
         call()
 
 
-@pytest.mark.parametrize("name", ["np_to_array", "matrix_to_array", "gpuarray_to_array", "make_multichannel_2d_array"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "np_to_array",
+        "matrix_to_array",
+        "gpuarray_to_array",
+        "make_multichannel_2d_array",
+        "Array",
+        "ArrayDescriptor",
+        "ArrayDescriptor3D",
+        "memcpy_atoa",
+        "memcpy_atod",
+        "memcpy_atoh",
+        "memcpy_dtoa",
+        "memcpy_htoa",
+    ],
+)
 def test_cuda_arrays_are_refused_clearly(name: str) -> None:
     with pytest.raises(NotImplementedError, match="linear device memory"):
         getattr(cuda, name)(np.zeros((2, 2), np.float32), "C")

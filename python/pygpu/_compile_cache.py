@@ -1,12 +1,13 @@
 """The disk cache of compiled kernels (``pygpu.compiler``), and its in-process memo.
 
-An entry is one file ``<root>/v1/<key>.bin``: a magic, the SHA-256 of the payload, the
-payload (the binary). It is written to a temporary file in the same folder and renamed
+An entry is one file ``<root>/v1/<key>.bin``: a magic, the BLAKE2b-256 of the payload,
+the payload (the binary). It is written to a temporary file in the same folder and renamed
 into place, so a reader sees a whole entry or none; an entry whose checksum does not
 match is deleted and recompiled. After each write the folder is trimmed, oldest first
-(by modification time, refreshed on every hit), to ``PYGPU_CACHE_MAX_BYTES`` (256 MiB).
+(by modification time, refreshed by a hit when older than a minute), to
+``PYGPU_CACHE_MAX_BYTES`` (256 MiB).
 
-The key is a SHA-256 over everything that changes the binary; the caller provides the
+The key is a BLAKE2b-256 over everything that changes the binary; the caller provides the
 parts (source, options, compiler identity, target, header digests): see
 ``pygpu.compiler``. Headers are found by ``resolve_includes`` here.
 """
@@ -17,7 +18,7 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
+import time
 from pathlib import Path
 
 __all__ = [
@@ -31,8 +32,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
-_FORMAT = "pygpu-kernel-cache-v1"
-_MAGIC = b"PYGPUKC1"
+_FORMAT = "pygpu-kernel-cache-v2"
+_MAGIC = b"PYGPUKC2"
 _DIGEST_BYTES = 32
 _SUFFIX = ".bin"
 
@@ -55,9 +56,15 @@ def cache_root(cache_dir: str | os.PathLike[str] | None) -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pygpu"
 
 
+def _hash(data: bytes = b"") -> hashlib.blake2b:
+    # BLAKE2b, not SHA-256: Python's own, so its first use in a process does not pay for
+    # initialising OpenSSL (tens of microseconds of a new process's cache hit).
+    return hashlib.blake2b(data, digest_size=_DIGEST_BYTES)
+
+
 def make_key(parts: list[str | bytes]) -> str:
-    """The SHA-256 (hex) of the parts, each length-prefixed so no two lists collide."""
-    h = hashlib.sha256(_FORMAT.encode())
+    """The BLAKE2b-256 (hex) of the parts, each length-prefixed so no two lists collide."""
+    h = _hash(_FORMAT.encode())
     for part in parts:
         data = part.encode() if isinstance(part, str) else part
         h.update(len(data).to_bytes(8, "little"))
@@ -69,30 +76,52 @@ def _entry(root: Path, key: str) -> Path:
     return root / "v1" / f"{key}{_SUFFIX}"
 
 
+# A hit refreshes an entry's modification time (eviction goes oldest first) only when it is
+# older than this: a hit then costs no write to the disk's metadata.
+_REFRESH_AFTER_S = 60.0
+
+
+def _read(path: str) -> tuple[bytes, float]:
+    """The file's contents and modification time, in one open (os-level calls: a third of
+    what ``open()`` costs, on the path of every new process's cache hit)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        chunks = [os.read(fd, st.st_size + 1)]
+        while chunks[-1]:  # a short read: keep reading to the end
+            chunks.append(os.read(fd, 1 << 20))
+        return b"".join(chunks), st.st_mtime
+    finally:
+        os.close(fd)
+
+
 def load(root: Path, key: str) -> bytes | None:
     """The binary cached under ``key``, or None (missing, or corrupt: then deleted)."""
-    path = _entry(root, key)
+    path = os.path.join(root, "v1", f"{key}{_SUFFIX}")
     try:
-        data = path.read_bytes()
+        data, mtime = _read(path)
     except OSError:
         return None
     header = len(_MAGIC) + _DIGEST_BYTES
     payload = data[header:]
-    if data[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != data[len(_MAGIC) : header]:
+    if data[: len(_MAGIC)] != _MAGIC or _hash(payload).digest() != data[len(_MAGIC) : header]:
         try:
-            path.unlink()
+            os.unlink(path)
         except OSError:
             pass
         return None
-    try:
-        os.utime(path)  # eviction removes the least recently used first
-    except OSError:
-        pass
+    if time.time() - mtime > _REFRESH_AFTER_S:
+        try:
+            os.utime(path)  # eviction removes the least recently used first
+        except OSError:
+            pass
     return payload
 
 
 def store(root: Path, key: str, binary: bytes, max_bytes: int | None = None) -> None:
     """Writes the entry atomically, then trims the folder to ``max_bytes``."""
+    import tempfile  # only a miss writes: a new process's cache hit does not import it
+
     folder = root / "v1"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -104,7 +133,7 @@ def store(root: Path, key: str, binary: bytes, max_bytes: int | None = None) -> 
         ) from e
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(binary).digest() + binary)
+            f.write(_MAGIC + _hash(binary).digest() + binary)
         os.replace(temp, _entry(root, key))
     except BaseException:
         try:
@@ -156,7 +185,7 @@ _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MU
 def resolve_includes(source: str, include_dirs: list[Path]) -> list[tuple[str, Path, bytes]]:
     """Every header the source includes, directly or through other headers, that is found
     in ``include_dirs`` (or, for ``"..."``, next to the including header): (name, path,
-    SHA-256 of its contents). Headers found nowhere are the compiler's own (its version
+    BLAKE2b-256 of its contents). Headers found nowhere are the compiler's own (its version
     is part of the key). Conditional inclusion is not evaluated: every ``#include`` line
     counts, which can only make the key stricter."""
     found: list[tuple[str, Path, bytes]] = []
@@ -175,7 +204,7 @@ def resolve_includes(source: str, include_dirs: list[Path]) -> list[tuple[str, P
                 if path not in seen:
                     seen.add(path)
                     data = path.read_bytes()
-                    found.append((name, path, hashlib.sha256(data).digest()))
+                    found.append((name, path, _hash(data).digest()))
                     pending.append((data, path.parent))
                 break
     return found

@@ -11,25 +11,35 @@ plain ``__global__`` function).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import signal
-import subprocess
-import tempfile
 from pathlib import Path
 
 __all__ = [
     "compiler_identity",
     "find_cxx",
-    "header_digest",
+    "header_identity",
     "host_build",
     "host_header",
     "kernel_names",
     "rewrite_dynamic_shared",
     "translate_options",
 ]
+
+
+class _Pattern:
+    """A regular expression compiled on first use: only a cache miss needs these, and
+    compiling them all at import costs every new process milliseconds."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return self._compiled
+
 
 # The flags kernels/build.sh builds the bundled host libraries with (less -Werror: this is
 # the user's code): hidden symbols but the ABI's, no libstdc++ dependency, plain IEEE maths.
@@ -53,7 +63,7 @@ HOST_FLAGS = [
 # nvcc/NVRTC options that mean nothing for a CPU build: dropped (code generation for a GPU,
 # GPU maths modes; -use_fast_math is not -ffast-math, which would change the whole process's
 # floating-point state when the library loads).
-_GPU_ONLY = re.compile(
+_GPU_ONLY = _Pattern(
     r"^(-lineinfo|--generate-line-info|-G|--device-debug|-use_fast_math|--use_fast_math|-m64|--restrict|"
     r"-rdc=.*|--relocatable-device-code=.*|-dc|-dw|--expt-.*|--extended-lambda|-default-device|"
     r"-maxrregcount=.*|--maxrregcount=.*|-ftz=.*|--ftz=.*|-prec-div=.*|--prec-div=.*|-prec-sqrt=.*|"
@@ -73,25 +83,42 @@ _GPU_ONLY_WITH_VALUE = {
 _DEFAULT_TIMEOUT_S = 300.0
 
 
-def header_digest() -> bytes:
-    """SHA-256 over every file of the header's folder (pygpu_kernel.h and what it includes):
-    the host runtime's version, for cache keys."""
-    folder = host_header().parent
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp")):
-        h.update(str(path.relative_to(folder)).encode() + b"\0")
-        h.update(path.read_bytes())
-    return h.digest()
+def header_identity() -> str:
+    """Stands for the host runtime's version in cache keys: (name, size, modification time)
+    of every header in the kernel header's folder. A new pygpu, or an edit in a checkout,
+    rewrites the files; a stat per file is cheap enough for a new process's cache hit,
+    where hashing the headers' contents was not."""
+    folder = os.path.dirname(host_header())
+    parts: list[str] = []
+    pending = [folder]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir():
+                    pending.append(entry.path)
+                elif entry.name.endswith((".h", ".hpp")):
+                    st = entry.stat()
+                    parts.append(f"{entry.path[len(folder) :]}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(sorted(parts))
+
+
+_header_memo: list[Path] = []
 
 
 def host_header() -> Path:
     """The portability header user source is compiled over: shipped in the package
     (``pygpu/include``) or, in a development checkout, ``kernels/``."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "include" / "pygpu_kernel.h", here.parent.parent / "kernels" / "pygpu_kernel.h"):
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"the host kernel header pygpu_kernel.h is not in {here / 'include'}: reinstall pygpu")
+    if _header_memo:
+        return _header_memo[0]
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (
+        os.path.join(here, "include", "pygpu_kernel.h"),
+        os.path.join(os.path.dirname(os.path.dirname(here)), "kernels", "pygpu_kernel.h"),
+    ):
+        if os.path.isfile(candidate):
+            _header_memo.append(Path(candidate))
+            return _header_memo[0]
+    raise FileNotFoundError(f"the host kernel header pygpu_kernel.h is not in {here}/include: reinstall pygpu")
 
 
 _cxx_memo: dict[str | None, str] = {}
@@ -104,7 +131,7 @@ def find_cxx() -> str:
         return _cxx_memo[env]
     names = [env] if env else ["g++", "clang++", "c++"]
     for name in names:
-        path = shutil.which(name)
+        path = _which(name)
         if path:
             _cxx_memo[env] = path
             return path
@@ -116,12 +143,23 @@ def find_cxx() -> str:
     )
 
 
+def _which(name: str) -> str | None:
+    """shutil.which for one name on POSIX, at half its cost (a new process's cache hit asks)."""
+    if os.sep in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def compiler_identity(cxx: str) -> str:
-    """Stands for the compiler's version in cache keys without running it: its resolved
-    path, size and modification time (an upgrade replaces the file)."""
-    real = os.path.realpath(cxx)
-    st = os.stat(real)
-    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+    """Stands for the compiler's version in cache keys without running it: its path and
+    the file's (through symbolic links) device, inode, size and modification time (an
+    upgrade replaces the file)."""
+    st = os.stat(cxx)
+    return f"{cxx}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def translate_options(options: list[str]) -> list[str]:
@@ -136,17 +174,18 @@ def translate_options(options: list[str]) -> list[str]:
         if option in _GPU_ONLY_WITH_VALUE:
             skip_next = True
             continue
-        if _GPU_ONLY.match(option):
+        if _GPU_ONLY.get().match(option):
             continue
         out.append(option)
     return out
 
 
-_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
-_GLOBAL = re.compile(r"\b__global__\b")
-_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^()]*\)")
-_NAME_BEFORE_PAREN = re.compile(r"([A-Za-z_]\w*)\s*\($")
-_VARIABLE = re.compile(
+_COMMENT_OR_STRING = _Pattern(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+_GLOBAL = _Pattern(r"\b__global__\b")
+_PREPROCESSOR = _Pattern(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
+_LAUNCH_BOUNDS = _Pattern(r"__launch_bounds__\s*\([^()]*\)")
+_NAME_BEFORE_PAREN = _Pattern(r"([A-Za-z_]\w*)\s*\($")
+_VARIABLE = _Pattern(
     r"(?:^|(?<=[;{}]))\s*((?:static\s+)?(?:__device__|__constant__)(?:\s+(?:__device__|__constant__))*)\s+"
     r"([A-Za-z_][\w:<>, ]*?[\s\*&]+)([A-Za-z_]\w*)\s*(\[[^\];]*\])*\s*(?:=[^;]*)?;"
 )
@@ -177,22 +216,25 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
     kernels inside a ``namespace`` excepted) and its ``__device__``/``__constant__`` variables."""
     # extern "C" { ... } is namespace scope too: look inside it by dropping its braces; blank
     # everything inside other braces (function bodies, namespaces, classes).
-    flat = _COMMENT_OR_STRING.sub(_blank, re.sub(r'extern\s+"C"\s*\{', lambda e: " " * len(e.group(0)), source))
+    flat = _COMMENT_OR_STRING.get().sub(_blank, re.sub(r'extern\s+"C"\s*\{', lambda e: " " * len(e.group(0)), source))
+    # Preprocessor lines (with their continuations) are no declarations, and a declaration
+    # right after one (`#define N 17` then `__constant__ float k[N];`) starts a statement.
+    flat = _PREPROCESSOR.get().sub(lambda m: ";" + _blank(m)[1:], flat)
     top = _depth_zero_text(flat)
     kernels: list[str] = []
-    for m in _GLOBAL.finditer(top):
+    for m in _GLOBAL.get().finditer(top):
         start = max(top.rfind(";", 0, m.start()), top.rfind("}", 0, m.start()), top.rfind("{", 0, m.start()))
         if re.search(r"\btemplate\b", top[start + 1 : m.start()]):
             continue
-        rest = _LAUNCH_BOUNDS.sub(lambda b: " " * len(b.group(0)), top[m.end() :])
+        rest = _LAUNCH_BOUNDS.get().sub(lambda b: " " * len(b.group(0)), top[m.end() :])
         paren = rest.find("(")
         if paren < 0:
             continue
-        name = _NAME_BEFORE_PAREN.search(rest[: paren + 1])
+        name = _NAME_BEFORE_PAREN.get().search(rest[: paren + 1])
         if name and name.group(1) not in kernels:
             kernels.append(name.group(1))
     variables: list[str] = []
-    for m in _VARIABLE.finditer(top):
+    for m in _VARIABLE.get().finditer(top):
         if "static" not in m.group(1) and m.group(3) not in variables:
             variables.append(m.group(3))
     return kernels, variables
@@ -200,7 +242,7 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
 
 # __align__(N), __align__(sizeof(T)): one level of nested parentheses.
 _ALIGN = r"__align__\s*\((?:[^()]|\([^()]*\))*\)"
-_DYNAMIC_SHARED = re.compile(
+_DYNAMIC_SHARED = _Pattern(
     rf"\bextern\s+__shared__\s+(?:{_ALIGN}\s+)?([A-Za-z_][\w:<>, ]*?[\s\*&]*?)\s*"
     rf"(?:{_ALIGN}\s*)?([A-Za-z_]\w*)\s*\[\s*\]\s*;"
 )
@@ -210,7 +252,7 @@ def rewrite_dynamic_shared(source: str) -> str:
     """``extern __shared__ T name[];`` as ``PYGPU_DYNAMIC_SHARED(T, name);``: a C++ declaration
     cannot name memory sized at launch, so the header gives it as a pointer (inside a function;
     a namespace-scope declaration is not supported on the host). Lines stay where they were."""
-    return _DYNAMIC_SHARED.sub(lambda m: f"PYGPU_DYNAMIC_SHARED({m.group(1).strip()}, {m.group(2)});", source)
+    return _DYNAMIC_SHARED.get().sub(lambda m: f"PYGPU_DYNAMIC_SHARED({m.group(1).strip()}, {m.group(2)});", source)
 
 
 def host_source(source: str, no_extern_c: bool) -> str:
@@ -244,6 +286,12 @@ def host_build(
     source: str, options: list[str], no_extern_c: bool, keep: bool, timeout: float | None = None
 ) -> tuple[bytes | None, list[str], str]:
     """Compiles; returns (library bytes or None on failure, command line, compiler output)."""
+    # Imported here: a cache hit never runs the compiler, and a new process should not pay for these.
+    import shutil
+    import signal
+    import subprocess
+    import tempfile
+
     cxx = find_cxx()
     header = host_header()
     workdir = tempfile.mkdtemp(prefix="pygpu-compile-")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+from collections.abc import Iterator
 
 from pygpu._pygpu import BackendUnavailableError, rtc_supported_archs, rtc_version
 
@@ -28,8 +28,8 @@ __all__ = [
 ]
 
 _NVRTC_WHEELS = [
-    (13, Path("nvidia/cu13/lib/libnvrtc.so.13")),
-    (12, Path("nvidia/cuda_nvrtc/lib/libnvrtc.so.12")),
+    (13, os.path.join("nvidia", "cu13", "lib", "libnvrtc.so.13")),
+    (12, os.path.join("nvidia", "cuda_nvrtc", "lib", "libnvrtc.so.12")),
 ]
 
 
@@ -37,61 +37,96 @@ class NvrtcMissingError(BackendUnavailableError):
     """No runtime compiler library was found."""
 
 
-def _nvrtc_candidates(driver_major: int | None) -> list[tuple[int | None, str]]:
-    found: list[tuple[int | None, str]] = []
+def _nvrtc_candidates() -> Iterator[tuple[int | None, str]]:
+    """(CUDA major if known, path or bare name), in the search order; lazily, so that the
+    search stops at the first library found (it runs in every new process's first SourceModule)."""
     env = os.environ.get("PYGPU_NVRTC")
     if env:
-        return [(None, env)]
+        yield None, env
+        return
     for entry in sys.path:
         for wheel_major, rel in _NVRTC_WHEELS:
-            path = Path(entry or ".") / rel
-            if path.is_file():
-                found.append((wheel_major, str(path)))
+            path = os.path.join(entry or ".", rel)
+            if os.path.isfile(path):
+                yield wheel_major, path
     roots = [os.environ.get("CONDA_PREFIX")]
     roots += [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"]
     for i, root in enumerate(roots):
         if not root:
             continue
         for sub in ("lib",) if i == 0 else ("lib64", "lib"):
-            majors: tuple[int | None, ...] = (13, 12, None)
-            for major in majors:
-                name = f"libnvrtc.so.{major}" if major else "libnvrtc.so"
-                path = Path(root) / sub / name
-                if path.is_file():
-                    found.append((major, str(path)))
+            for major in (13, 12, None):
+                path = os.path.join(root, sub, f"libnvrtc.so.{major}" if major else "libnvrtc.so")
+                if os.path.isfile(path):
+                    yield major, path
     # Bare names: dlopen searches LD_LIBRARY_PATH, the ld.so cache and the system folders.
-    found += [(13, "libnvrtc.so.13"), (12, "libnvrtc.so.12"), (None, "libnvrtc.so")]
-    if driver_major is not None:
-        # Stable: the search order above holds among the compatible ones.
-        found.sort(key=lambda c: c[0] is not None and c[0] > driver_major)
-    return found
+    yield from ((13, "libnvrtc.so.13"), (12, "libnvrtc.so.12"), (None, "libnvrtc.so"))
+
+
+def _library_folders() -> list[str]:
+    """The folders the dynamic loader searches for a bare name, in its order:
+    ``LD_LIBRARY_PATH``, the folders of ``/etc/ld.so.conf`` (what the ld.so cache is built
+    from), then the default ones."""
+    folders = [f for f in os.environ.get("LD_LIBRARY_PATH", "").split(":") if f]
+    pending = ["/etc/ld.so.conf"]
+    while pending:
+        try:
+            with open(pending.pop(0)) as conf:
+                lines = conf.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("include"):
+                import glob  # only on machines whose NVRTC is a system library
+
+                pattern = line[len("include") :].strip()
+                pending += sorted(glob.glob(pattern if pattern.startswith("/") else f"/etc/{pattern}"))
+            elif line:
+                folders.append(line)
+    folders += ["/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"]
+    return folders
+
+
+_folders_memo: dict[str, list[str]] = {}
+
+
+def _in_library_path(name: str) -> str | None:
+    """The file dlopen(name) would most likely load, found without loading it; None if none is."""
+    env = os.environ.get("LD_LIBRARY_PATH", "")
+    if env not in _folders_memo:
+        _folders_memo[env] = _library_folders()
+    for folder in _folders_memo[env]:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 _nvrtc_memo: dict[tuple[str | None, int | None], str] = {}
 
 
 def find_nvrtc(driver_major: int | None = None) -> str:
-    """The NVRTC library to use (a path, or a bare name dlopen found)."""
+    """The NVRTC library to use (a path, or a bare name dlopen found): the first one in the
+    search order, except that one newer than the driver's CUDA major (whose cubins might not
+    load) is taken only when there is no other."""
     memo_key = (os.environ.get("PYGPU_NVRTC"), driver_major)
     if memo_key in _nvrtc_memo:
         return _nvrtc_memo[memo_key]
-    tried = []
-    for _major, candidate in _nvrtc_candidates(driver_major):
-        if "/" in candidate:
-            # A file found is taken without loading it (a cache hit never needs NVRTC);
-            # compiling with it reports a library that does not load.
-            if os.path.isfile(candidate):
-                _nvrtc_memo[memo_key] = candidate
-                return candidate
-            tried.append(f"{candidate}: no such file")
+    tried: list[str] = []
+    too_new: str | None = None
+    for major, candidate in _nvrtc_candidates():
+        usable = _usable_nvrtc(candidate, tried)
+        if usable is None:
             continue
-        try:
-            rtc_version("nvrtc", candidate)
-        except BackendUnavailableError as e:
-            tried.append(str(e))
+        if driver_major is not None and major is not None and major > driver_major:
+            too_new = too_new or usable
             continue
-        _nvrtc_memo[memo_key] = candidate
-        return candidate
+        _nvrtc_memo[memo_key] = usable
+        return usable
+    if too_new is not None:
+        _nvrtc_memo[memo_key] = too_new
+        return too_new
     extra = "nvrtc-cu12" if driver_major == 12 else "nvrtc"
     raise NvrtcMissingError(
         "SourceModule on the cuda backend needs NVRTC, the CUDA runtime compiler, and none was found: "
@@ -101,17 +136,39 @@ def find_nvrtc(driver_major: int | None = None) -> str:
     )
 
 
+def _usable_nvrtc(candidate: str, tried: list[str]) -> str | None:
+    """The candidate as the library to load, or None (then why goes to ``tried``)."""
+    if "/" in candidate:
+        # A file found is taken without loading it (a cache hit never needs NVRTC);
+        # compiling with it reports a library that does not load.
+        if os.path.isfile(candidate):
+            return candidate
+        tried.append(f"{candidate}: no such file")
+        return None
+    # A bare name found as a file in the loader's folders is named by its path: loading
+    # NVRTC takes milliseconds, and a cache hit needs only the library's identity.
+    path = _in_library_path(candidate)
+    if path is not None:
+        return path
+    try:
+        rtc_version("nvrtc", candidate)
+    except BackendUnavailableError as e:
+        tried.append(str(e))
+        return None
+    return candidate
+
+
 def find_hiprtc() -> str:
     """The hiprtc library: ``$PYGPU_HIPRTC``, ``$ROCM_PATH``/``$HIP_PATH``, /opt/rocm, then dlopen's path."""
     env = os.environ.get("PYGPU_HIPRTC")
     candidates = [env] if env else []
     for root in (os.environ.get("ROCM_PATH"), os.environ.get("HIP_PATH"), "/opt/rocm"):
         if root:
-            candidates += [str(Path(root) / "lib" / n) for n in ("libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5")]
+            candidates += [os.path.join(root, "lib", n) for n in ("libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5")]
     candidates += ["libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5"]
     tried = []
     for candidate in candidates:
-        if "/" in candidate and not Path(candidate).is_file():
+        if "/" in candidate and not os.path.isfile(candidate):
             continue
         try:
             rtc_version("hiprtc", candidate)
@@ -127,12 +184,12 @@ def find_hiprtc() -> str:
 
 
 def library_identity(library: str) -> str:
-    """Stands for the library's version in cache keys without loading it: the resolved
-    file's path, size and modification time (a bare name is loaded to learn its version)."""
+    """Stands for the library's version in cache keys without loading it: the path, and
+    the file's (through symbolic links) device, inode, size and modification time; a bare
+    name is loaded to learn its version."""
     if "/" in library:
-        real = os.path.realpath(library)
-        st = os.stat(real)
-        return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+        st = os.stat(library)
+        return f"{library}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
     kind = "hiprtc" if "hiprtc" in library else "nvrtc"
     return f"{library}:{rtc_version(kind, library)}"
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 __all__ = [
+    "Array",
+    "ArrayDescriptor",
+    "ArrayDescriptor3D",
     "SurfaceReference",
     "TextureReference",
     "bind_array_to_texref",
@@ -14,6 +17,11 @@ __all__ = [
     "make_multichannel_2d_array",
     "matrix_to_array",
     "matrix_to_texref",
+    "memcpy_atoa",
+    "memcpy_atod",
+    "memcpy_atoh",
+    "memcpy_dtoa",
+    "memcpy_htoa",
     "np_to_array",
     "texref_removed",
 ]
@@ -73,3 +81,44 @@ def gpuarray_to_array(*args: Any, **kwargs: Any) -> NoReturn:
 
 def make_multichannel_2d_array(*args: Any, **kwargs: Any) -> NoReturn:
     raise NotImplementedError(f"make_multichannel_2d_array: {_NO_ARRAYS}")
+
+
+class Array:
+    """A CUDA array (PyCUDA's ``driver.Array``): not supported; see ``_NO_ARRAYS``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"Array: {_NO_ARRAYS}")
+
+
+class ArrayDescriptor:
+    """Describes a CUDA array: not supported, as the arrays themselves."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"ArrayDescriptor: {_NO_ARRAYS}")
+
+
+class ArrayDescriptor3D:
+    """Describes a 3D CUDA array: not supported, as the arrays themselves."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"ArrayDescriptor3D: {_NO_ARRAYS}")
+
+
+def memcpy_atoa(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"memcpy_atoa: {_NO_ARRAYS}")
+
+
+def memcpy_atod(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"memcpy_atod: {_NO_ARRAYS}")
+
+
+def memcpy_atoh(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"memcpy_atoh: {_NO_ARRAYS}")
+
+
+def memcpy_dtoa(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"memcpy_dtoa: {_NO_ARRAYS}")
+
+
+def memcpy_htoa(*args: Any, **kwargs: Any) -> NoReturn:
+    raise NotImplementedError(f"memcpy_htoa: {_NO_ARRAYS}")

@@ -17,17 +17,25 @@ process, so compiling the same source again reads no file.
 from __future__ import annotations
 
 import os
-import platform
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pygpu
 from pygpu import _compile_cache, _host_compiler, _rtc
-from pygpu._pygpu import Function, Module, cudaDeviceProp, cudaGetDevice, rtc_compile
+from pygpu._driver_enums import device_attribute
+from pygpu._pygpu import (
+    Function,
+    Module,
+    cudaDeviceGetAttribute,
+    cudaDeviceProp,
+    cudaGetDevice,
+    rtc_compile,
+)
 from pygpu.driver import CompileError
 
-__all__ = ["DEFAULT_NVCC_FLAGS", "CompileError", "SourceModule", "compile"]
+__all__ = ["DEFAULT_NVCC_FLAGS", "CompileError", "DynamicModule", "DynamicSourceModule", "SourceModule", "compile"]
 
 #: Options used when ``options`` is None (PyCUDA's name); ``$PYGPU_DEFAULT_NVCC_FLAGS`` adds to it.
 DEFAULT_NVCC_FLAGS: list[str] = os.environ.get("PYGPU_DEFAULT_NVCC_FLAGS", "").split()
@@ -36,25 +44,47 @@ _Stamp = tuple[tuple[str, int, int], ...]
 # In-process memo: what was asked for -> (binary, the headers' (path, mtime, size) it was built from).
 _memo: dict[tuple[Any, ...], tuple[bytes, _Stamp]] = {}
 _device_memo: dict[int, tuple[tuple[int, int], str]] = {}
-_header_digest: dict[str, bytes] = {}
+_header_identity: dict[str, str] = {}
+_driver_major_memo: list[int | None] = []
+
+#: Set to a list by bench/compile_bench.py: compile() and SourceModule then append
+#: (step, time.perf_counter()) after each step, to show where a cache hit's time goes.
+trace: list[tuple[str, float]] | None = None
+
+
+def _mark(step: str) -> None:
+    if trace is not None:
+        trace.append((step, time.perf_counter()))
 
 
 def _device() -> tuple[tuple[int, int], str]:
+    """(compute capability, a label that tells the device apart) of the current device."""
     device, status = cudaGetDevice()
     status.check()
     if device not in _device_memo:
-        props = cudaDeviceProp(device)
-        _device_memo[device] = (props.compute_capability, props.name)
+        if pygpu.backend() == "cuda":
+            # Two attribute queries: all of cudaDeviceProp is more than a cache hit needs.
+            capability = []
+            for attribute in (device_attribute.COMPUTE_CAPABILITY_MAJOR, device_attribute.COMPUTE_CAPABILITY_MINOR):
+                value, status = cudaDeviceGetAttribute(int(attribute), device)
+                status.check()
+                capability.append(value)
+            _device_memo[device] = ((capability[0], capability[1]), f"cuda device {device}")
+        else:
+            props = cudaDeviceProp(device)
+            _device_memo[device] = (props.compute_capability, props.name)
     return _device_memo[device]
 
 
 def _driver_major() -> int | None:
-    # pygpu.driver.get_driver_version arrives with the driver work; until then, unknown.
-    get = getattr(pygpu.driver, "get_driver_version", None)
-    try:
-        return int(get()) // 1000 if get is not None else None
-    except Exception:  # noqa: BLE001 - only a preference for the search order
-        return None
+    """The CUDA major the driver supports (it cannot change while the process runs)."""
+    if not _driver_major_memo:
+        try:
+            major: int | None = pygpu.driver.get_driver_version() // 1000
+        except Exception:  # noqa: BLE001 - only a preference for NVRTC's search order
+            major = None
+        _driver_major_memo.append(major)
+    return _driver_major_memo[0]
 
 
 def _stamp(paths: list[Path]) -> _Stamp:
@@ -119,17 +149,28 @@ class _Plan:
         if self.backend == "host":
             cxx = _host_compiler.find_cxx()
             header = str(_host_compiler.host_header())
-            if header not in _header_digest:
-                _header_digest[header] = _host_compiler.header_digest()
+            if header not in _header_identity:
+                _header_identity[header] = _host_compiler.header_identity()
             self.options = all_options
-            self.target = f"host-{platform.machine()}"
-            self.identity = [_host_compiler.compiler_identity(cxx), _header_digest[header].hex()]
+            self.target = f"host-{os.uname().machine}"
+            # The translation of the source (kernel exports, dynamic shared memory) is pygpu's
+            # own code: its file's identity stands for its version.
+            self.identity = [
+                _host_compiler.compiler_identity(cxx),
+                _header_identity[header],
+                _host_compiler.compiler_identity(_host_compiler.__file__),
+            ]
+            _mark("compiler and header identity")
             return
         if target not in ("cubin", "ptx"):
             raise ValueError(f"target={target!r}: pygpu compiles to 'cubin' (the default) or 'ptx'")
         if code is not None and arch is None:
             arch = code
-        rtc_options, asked = _rtc.nvrtc_options(all_options)
+        # pygpu's headers (pygpu-complex.hpp, PyCUDA's pycuda-complex.hpp) after the user's
+        # folders, as nvcc has PyCUDA's; the key then covers what the source includes of them.
+        package_include = _host_compiler.host_header().parent
+        self.include_dirs.append(package_include)
+        rtc_options, asked = _rtc.nvrtc_options([*all_options, f"-I{package_include}"])
         arch = arch or asked
         capability, device_name = _device()
         if self.backend == "hip":
@@ -143,6 +184,7 @@ class _Plan:
             # Nothing here loads NVRTC: a cache hit never needs it. Whether NVRTC knows the
             # GPU (cubin, else PTX) follows from the library and the device, both in the key.
             self.library = _rtc.find_nvrtc(_driver_major())
+            _mark("find NVRTC")
             if target == "ptx" and arch is None:
                 arch = f"compute_{capability[0]}{capability[1]}"
             self.capability = capability
@@ -150,6 +192,7 @@ class _Plan:
             self.target = f"sm_{capability[0]}{capability[1]}:{arch or 'native'}"
         self.options = rtc_options
         self.identity = [_rtc.library_identity(self.library)]
+        _mark("compiler identity")
 
     def wrapped_source(self) -> str:
         return self.source if self.no_extern_c else f'extern "C" {{\n{self.source}\n}}\n'
@@ -198,15 +241,17 @@ def compile(
     :class:`pygpu.Module` loads: a cubin (or PTX) on cuda, a code object on hip, a kernels
     shared library on host. Raises :class:`CompileError` with the compiler's log."""
     del nvcc  # the backend's compiler is used
-    if not isinstance(source, str):
-        raise TypeError(f"source must be a str of CUDA C, not {type(source).__name__}")
+    _mark("start")
+    source = _source_text(source)
     options = list(DEFAULT_NVCC_FLAGS if options is None else options)
     if not all(isinstance(o, str) for o in options):
         raise TypeError("options must be a list of str")
-    caching = cache_dir is not False and not keep
+    # PYGPU_DISABLE_CACHE (PyCUDA's PYCUDA_DISABLE_CACHE), set to anything, overrides cache_dir.
+    caching = cache_dir is not False and not keep and "PYGPU_DISABLE_CACHE" not in os.environ
+    backend = pygpu.backend()
     memo_key = (
-        pygpu.backend(),
-        _device()[1] if pygpu.backend() != "host" else "",
+        backend,
+        _device()[1] if backend != "host" else "",
         source,
         tuple(options),
         no_extern_c,
@@ -220,21 +265,41 @@ def compile(
     if caching:
         memo = _memo.get(memo_key)
         if memo is not None and _still_valid(memo[1]):
+            _mark("in-process memo hit")
             return memo[0]
+    _mark("device query, memo")
 
     plan = _Plan(source, options, no_extern_c, arch, code, list(include_dirs), target)
     if not caching:
         return plan.build(keep)
     headers = _compile_cache.resolve_includes(source, plan.include_dirs)
     stamp = _stamp([path for _name, path, _digest in headers])
+    _mark("includes resolved")
     key = plan.key(headers)
+    _mark("key hashed")
     root = _compile_cache.cache_root(None if cache_dir is True else cache_dir)  # type: ignore[arg-type]
     binary = _compile_cache.load(root, key)
+    _mark("cache file read and verified")
     if binary is None:
         binary = plan.build(keep)
         _compile_cache.store(root, key, binary)
+        _mark("compiled and stored (miss)")
     _memo[memo_key] = (binary, stamp)
     return binary
+
+
+def _source_text(source: object) -> str:
+    """The source as text: a str, or (as PyCUDA, which formats it into the source) an object
+    whose own ``__str__`` writes the code, such as a cgen ``Module`` from code generators."""
+    if isinstance(source, str):
+        return source
+    if not isinstance(source, (bytes, bytearray, memoryview)) and type(source).__str__ is not object.__str__:
+        text = str(source)
+        if isinstance(text, str):
+            return text
+    raise TypeError(
+        f"source must be a str of CUDA C (or an object whose str() is the code), not {type(source).__name__}"
+    )
 
 
 _TEXTURE_REFERENCE = re.compile(r"\b(texture|surface)\s*<")
@@ -266,6 +331,7 @@ class SourceModule:
     ) -> None:
         binary = compile(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs)
         self.module = Module(binary)
+        _mark("module loaded")
 
     def get_function(self, name: str) -> Function:
         return self.module.get_function(name)
@@ -279,3 +345,51 @@ class SourceModule:
 
     def get_surfref(self, name: str) -> Any:
         raise NotImplementedError(f"get_surfref({name!r}): {_NO_TEXTURES}")
+
+
+_NO_DEVICE_LINKING = (
+    "device-side linking (relocatable device code, -rdc, linked with libcudadevrt: what dynamic "
+    "parallelism, a kernel launching kernels, needs) is not supported by pygpu: launch the child "
+    "kernels from Python instead (put every kernel in one SourceModule and call them in turn, or "
+    "capture the sequence in a graph), and put all device code a kernel calls in its SourceModule's source"
+)
+
+
+class DynamicModule:
+    """PyCUDA's ``DynamicModule`` (sources linked on the device, for dynamic parallelism):
+    not supported; constructing one raises ``NotImplementedError`` saying what to use."""
+
+    def __init__(
+        self,
+        nvcc: str = "nvcc",
+        link_options: list[str] | None = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: str | os.PathLike[str] | bool | None = None,
+        include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
+        message_handler: Any = None,
+        log_verbose: bool = False,
+        cuda_libdir: str | None = None,
+    ) -> None:
+        raise NotImplementedError(f"DynamicModule: {_NO_DEVICE_LINKING}")
+
+
+class DynamicSourceModule(DynamicModule):
+    """PyCUDA's ``DynamicSourceModule``: not supported (see :class:`DynamicModule`)."""
+
+    def __init__(
+        self,
+        source: str,
+        nvcc: str = "nvcc",
+        options: list[str] | None = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: str | os.PathLike[str] | bool | None = None,
+        include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
+        cuda_libdir: str | None = None,
+    ) -> None:
+        raise NotImplementedError(f"DynamicSourceModule: {_NO_DEVICE_LINKING}")

@@ -46,7 +46,9 @@ from pygpu._pinned import (
 from pygpu._pygpu import (
     ArgumentHandler,
     CudaError,
+    CudaMemoryError,
     DeviceAllocation,
+    Function,
     HostAllocation,
     LaunchError,
     Module,
@@ -66,6 +68,9 @@ from pygpu._pygpu import (
 )
 from pygpu._streams import Event, Stream, event_flags
 from pygpu._texrefs import (
+    Array,
+    ArrayDescriptor,
+    ArrayDescriptor3D,
     SurfaceReference,
     TextureReference,
     bind_array_to_texref,
@@ -73,16 +78,25 @@ from pygpu._texrefs import (
     make_multichannel_2d_array,
     matrix_to_array,
     matrix_to_texref,
+    memcpy_atoa,
+    memcpy_atod,
+    memcpy_atoh,
+    memcpy_dtoa,
+    memcpy_htoa,
     np_to_array,
 )
 
 __all__ = [
+    "Array",
+    "ArrayDescriptor",
+    "ArrayDescriptor3D",
     "CompileError",
     "Context",
     "Device",
     "DeviceAllocation",
     "Error",
     "Event",
+    "Function",
     "HostAllocation",
     "IPCMemoryHandle",
     "In",
@@ -91,10 +105,13 @@ __all__ = [
     "LogicError",
     "Memcpy2D",
     "Memcpy3D",
+    "MemoryError",
     "Module",
     "Out",
+    "PagelockedHostAllocation",
     "PointerHolderBase",
     "RegisteredHostMemory",
+    "RuntimeError",
     "Stream",
     "SurfaceReference",
     "TextureReference",
@@ -127,15 +144,25 @@ __all__ = [
     "mem_get_info",
     "mem_get_ipc_handle",
     "mem_host_register_flags",
+    "memcpy_atoa",
+    "memcpy_atod",
+    "memcpy_atoh",
+    "memcpy_dtoa",
+    "memcpy_htoa",
     "memcpy_dtod",
     "memcpy_dtod_async",
     "memcpy_dtoh",
     "memcpy_dtoh_async",
     "memcpy_htod",
     "memcpy_htod_async",
+    "memcpy_peer",
+    "memcpy_peer_async",
     "memset_d2d8",
+    "memset_d2d8_async",
     "memset_d2d16",
+    "memset_d2d16_async",
     "memset_d2d32",
+    "memset_d2d32_async",
     "memset_d8",
     "memset_d8_async",
     "memset_d16",
@@ -351,6 +378,42 @@ def memset_d32_async(dest: Any, data: int, count: int, stream: Any = None) -> No
     memset_d32(dest, data, count, stream)
 
 
+def memcpy_peer(
+    dest: Any, src: Any, size: int, dest_context: Context | None = None, src_context: Context | None = None
+) -> None:
+    """Copies ``size`` bytes between allocations of two devices (PyCUDA's ``memcpy_peer``).
+    The contexts are the devices' primary ones and addresses are unified, so the driver
+    finds both devices from the addresses: the contexts are only checked."""
+    memcpy_peer_async(dest, src, size, dest_context, src_context, None)
+
+
+def memcpy_peer_async(
+    dest: Any,
+    src: Any,
+    size: int,
+    dest_context: Context | None = None,
+    src_context: Context | None = None,
+    stream: Any = None,
+) -> None:
+    """As ``memcpy_peer``, enqueued on ``stream``."""
+    for name, context in (("dest_context", dest_context), ("src_context", src_context)):
+        if context is not None and not isinstance(context, Context):
+            raise TypeError(f"{name} must be a pygpu.driver.Context or None, not {type(context).__name__}")
+    memcpy_dtod(dest, src, size, stream)
+
+
+def memset_d2d8_async(dest: Any, pitch: int, value: int, width: int, height: int, stream: Any = None) -> None:
+    memset_d2d8(dest, pitch, value, width, height, stream)
+
+
+def memset_d2d16_async(dest: Any, pitch: int, value: int, width: int, height: int, stream: Any = None) -> None:
+    memset_d2d16(dest, pitch, value, width, height, stream)
+
+
+def memset_d2d32_async(dest: Any, pitch: int, value: int, width: int, height: int, stream: Any = None) -> None:
+    memset_d2d32(dest, pitch, value, width, height, stream)
+
+
 # ------------------------------------------------------------------------ kernel arguments
 
 
@@ -373,3 +436,13 @@ class InOut(ArgumentHandler):
 
     def __new__(cls, array: Any) -> InOut:
         return super().__new__(cls, array, "inout")
+
+
+# ------------------------------------------------------------------------ PyCUDA's other names
+
+#: Out of device (or page-locked) memory: PyCUDA's ``driver.MemoryError``, also a ``MemoryError``.
+MemoryError = CudaMemoryError  # noqa: A001 - PyCUDA's name, in this module's namespace only
+#: PyCUDA's ``driver.RuntimeError``: here every runtime failure (``CudaError``) is one.
+RuntimeError = CudaError  # noqa: A001 - PyCUDA's name, in this module's namespace only
+#: The type of ``pagelocked_*(...).base``, as PyCUDA names it.
+PagelockedHostAllocation = HostAllocation

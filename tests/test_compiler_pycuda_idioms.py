@@ -1,0 +1,167 @@
+"""pygpu.compiler on idioms of PyCUDA's example programs that the basic tests do not cover:
+constant memory declared after preprocessor lines (examples/from-wiki/convolution.py), and
+the clear refusal of what pygpu does not do (DynamicSourceModule, texture references)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pygpu
+import pygpu.driver as cuda
+import pytest
+from pygpu import _host_compiler, _rtc, compiler
+from pygpu.compiler import CompileError, DynamicModule, DynamicSourceModule, SourceModule
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PYGPU_CACHE_DIR", str(folder))
+    monkeypatch.setattr(compiler, "_memo", {})
+    yield folder
+
+
+CONSTANT_AFTER_DEFINES = """
+#define KERNEL_RADIUS 2
+#define KERNEL_W (2 * KERNEL_RADIUS + 1)
+#define LONG_MACRO(a, b) \\
+    ((a) + (b))
+__device__ __constant__ float d_weights[KERNEL_W];
+__global__ void smooth(float* out, const float* in, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float sum = 0;
+    for (int k = -KERNEL_RADIUS; k <= KERNEL_RADIUS; ++k) {
+        int j = min(max(i + k, 0), n - 1);
+        sum = LONG_MACRO(sum, d_weights[k + KERNEL_RADIUS] * in[j]);
+    }
+    out[i] = sum;
+}
+"""
+
+
+def test_constant_memory_declared_after_preprocessor_lines() -> None:
+    mod = SourceModule(CONSTANT_AFTER_DEFINES)
+    address, size = mod.get_global("d_weights")
+    assert size == 5 * 4
+    weights = np.array([1, 2, 3, 2, 1], np.float32) / 9
+    cuda.memcpy_htod(address, weights)
+    x = np.arange(40, dtype=np.float32) ** 2
+    y = np.zeros_like(x)
+    mod.get_function("smooth")(cuda.Out(y), cuda.In(x), np.int32(40), block=(32, 1, 1), grid=(2, 1))
+    padded = np.concatenate([[x[0]] * 2, x, [x[-1]] * 2])
+    np.testing.assert_allclose(y, np.convolve(padded, weights, mode="valid"), rtol=1e-5)
+
+
+def test_kernel_discovery_skips_preprocessor_lines() -> None:
+    kernels, variables = _host_compiler.kernel_names(
+        "#define DECL __device__ int not_a_variable;\n"
+        "#if 0\n#endif\n"
+        "__constant__ int k = 3;\n"
+        "#define F(x) \\\n  __global__ void not_a_kernel(x)\n"
+        "__global__ void real(int* x) { }\n"
+    )
+    assert kernels == ["real"] and variables == ["k"]
+
+
+def test_dynamic_parallelism_is_refused_with_what_to_use() -> None:
+    with pytest.raises(NotImplementedError, match="launch the child kernels from Python"):
+        DynamicSourceModule("__global__ void parent() { }")
+    with pytest.raises(NotImplementedError, match="device-side linking"):
+        DynamicModule()
+
+
+def test_texture_reference_source_names_the_replacement() -> None:
+    source = """
+    texture<float, 2> tex;
+    __global__ void read(float* out) { out[0] = tex2D(tex, 0.5f, 0.5f); }
+    """
+    with pytest.raises(CompileError, match="texture object") as excinfo:
+        SourceModule(source)
+    assert excinfo.value.stderr, "the compiler's log is kept"
+
+
+class _GeneratedCode:
+    """Stands for a code generator's module (cgen's ``Module``): its str() is the source."""
+
+    def __str__(self) -> str:
+        return "__global__ void seven(int* x) { x[threadIdx.x] = 7; }"
+
+
+def test_source_from_a_code_generator_object() -> None:
+    out = np.zeros(4, np.int32)
+    SourceModule(_GeneratedCode()).get_function("seven")(cuda.Out(out), block=(4, 1, 1))  # type: ignore[arg-type]
+    assert (out == 7).all()
+    with pytest.raises(TypeError, match="str of CUDA C"):
+        SourceModule(object())  # type: ignore[arg-type]
+
+
+COMPLEX = """
+#include <pygpu-complex.hpp>
+typedef pygpu::complex<double> cplx;
+__global__ void complex_ops(cplx* out, const cplx* z, const cplx* w, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    cplx a = z[i], b = w[i];
+    cplx acc = a * b + 2.0 * a - b / 3.0;
+    acc += conj(a);
+    acc *= 0.5;
+    out[i * 8 + 0] = acc;
+    out[i * 8 + 1] = exp(a);
+    out[i * 8 + 2] = log(b);
+    out[i * 8 + 3] = sqrt(a);
+    out[i * 8 + 4] = pow(a, 3);
+    out[i * 8 + 5] = pow(a, b);
+    out[i * 8 + 6] = pygpu::make_complex(abs(a), arg(a));
+    out[i * 8 + 7] = sin(a) + cos(b) * tanh(a);
+}
+"""
+
+
+def test_pygpu_complex_header() -> None:
+    """PyCUDA's pycuda-complex.hpp, as pygpu-complex.hpp: functions and mixed operators on
+    pygpu::complex, checked against numpy."""
+    rng = np.random.default_rng(7)
+    z = (rng.normal(size=16) + 1j * rng.normal(size=16)).astype(np.complex128)
+    w = (rng.normal(size=16) + 1j * rng.normal(size=16)).astype(np.complex128)
+    z[0] = -4.0  # sqrt and log on the branch cut's edge
+    out = np.zeros((16, 8), np.complex128)
+    SourceModule(COMPLEX).get_function("complex_ops")(
+        cuda.Out(out), cuda.In(z), cuda.In(w), np.int32(16), block=(16, 1, 1)
+    )
+    expected = np.stack(
+        [
+            (z * w + 2 * z - w / 3 + np.conj(z)) * 0.5,
+            np.exp(z),
+            np.log(w),
+            np.sqrt(z),
+            z**3,
+            z**w,
+            np.abs(z) + 1j * np.angle(z),
+            np.sin(z) + np.cos(w) * np.tanh(z),
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+NVRTC_12 = (
+    Path(__file__).resolve().parent.parent / "kernels/.toolchain/nvrtc-12.0.76/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+)
+
+
+@pytest.mark.parametrize("real", ["double", "float"])
+def test_pygpu_complex_header_compiles_with_nvrtc(real: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On cuda, SourceModule puts pygpu's include folder on NVRTC's path (as nvcc has PyCUDA's)."""
+    if not NVRTC_12.is_file():
+        pytest.skip("kernels/build.sh cuda installs NVRTC 12.0 into kernels/.toolchain")
+    monkeypatch.setattr(pygpu, "backend", lambda: "cuda")
+    monkeypatch.setattr(compiler, "_device", lambda: ((9, 0), "Fake H200"))
+    monkeypatch.setenv("PYGPU_NVRTC", str(NVRTC_12))
+    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
+    ptx = compiler.compile(COMPLEX.replace("double", real), target="ptx")
+    assert b".entry complex_ops" in ptx
