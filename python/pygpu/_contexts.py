@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import operator
 import threading
+from collections.abc import Callable
 
 from pygpu._driver_enums import device_attribute, func_cache
 from pygpu._driver_enums import limit as _Limit
 from pygpu._pygpu import (
     cudaDeviceCanAccessPeer,
+    cudaDeviceDisablePeerAccess,
+    cudaDeviceEnablePeerAccess,
     cudaDeviceGetAttribute,
     cudaDeviceGetCacheConfig,
     cudaDeviceGetLimit,
@@ -20,6 +23,7 @@ from pygpu._pygpu import (
     cudaDeviceSetCacheConfig,
     cudaDeviceSetLimit,
     cudaDeviceSynchronize,
+    cudaError,
     cudaGetDevice,
     cudaGetDeviceCount,
     cudaSetDevice,
@@ -100,6 +104,16 @@ class Device:
         status.check()
         return bool(can)
 
+    def __enter__(self) -> Device:
+        """``with pygpu.Device(n):`` makes device ``n`` current for everything that allocates or
+        launches in the block, on this thread; the previous device is current again after it."""
+        _device_stack.entries.append(_current_device())
+        cudaSetDevice(self.ordinal).check()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        cudaSetDevice(_device_stack.entries.pop()).check()
+
     def make_context(self, flags: int = 0) -> Context:
         """The device's primary context, made current (pushed); pop or detach it later."""
         if flags != 0:
@@ -130,6 +144,15 @@ class _ContextStack(threading.local):
 
 
 _stack = _ContextStack()
+
+
+class _DeviceStack(threading.local):
+    def __init__(self) -> None:
+        self.entries: list[int] = []
+
+
+# The devices current before each `with Device(n):` block of this thread.
+_device_stack = _DeviceStack()
 
 
 def _current_device() -> int:
@@ -210,6 +233,22 @@ class Context:
     def set_cache_config(config: func_cache | int) -> None:
         """A preference (``func_cache``) the GPU may ignore; each kernel's own one wins."""
         cudaDeviceSetCacheConfig(int(func_cache(config))).check()
+
+    def enable_peer_access(self, peer: Context | Device | int, flags: int = 0) -> None:
+        """Lets this context's device address ``peer``'s memory directly (one direction; call it
+        on the peer too for the other). ``CudaError`` 704 when already enabled."""
+        self._peer_call(peer, lambda ordinal: cudaDeviceEnablePeerAccess(ordinal, flags))
+
+    def disable_peer_access(self, peer: Context | Device | int, flags: int = 0) -> None:
+        """Undoes ``enable_peer_access`` (``flags`` is PyCUDA's and must be 0)."""
+        if flags != 0:
+            raise ValueError("disable_peer_access flags must be 0")
+        self._peer_call(peer, cudaDeviceDisablePeerAccess)
+
+    def _peer_call(self, peer: Context | Device | int, call: Callable[[int], cudaError]) -> None:
+        ordinal = peer.device.ordinal if isinstance(peer, Context) else int(peer)
+        with self.device:
+            call(ordinal).check()
 
     @staticmethod
     def get_device() -> Device:

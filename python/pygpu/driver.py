@@ -32,6 +32,7 @@ from pygpu._driver_enums import (
     mem_host_register_flags,
     shared_config,
 )
+from pygpu._multi_device import memcpy_peer, memcpy_peer_async
 from pygpu._memcpy import Memcpy2D, Memcpy3D, mem_alloc_pitch, memset_d2d8, memset_d2d16, memset_d2d32
 from pygpu._pinned import (
     aligned_empty,
@@ -133,6 +134,8 @@ __all__ = [
     "memcpy_dtoh_async",
     "memcpy_htod",
     "memcpy_htod_async",
+    "memcpy_peer",
+    "memcpy_peer_async",
     "memset_d2d8",
     "memset_d2d16",
     "memset_d2d32",

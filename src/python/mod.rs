@@ -20,6 +20,7 @@ pub mod kernel_args;
 pub mod memory;
 pub mod memory_pool;
 pub mod module;
+pub mod peer;
 pub mod pitched_copy;
 pub mod ptr_wrapper;
 pub mod releasable;

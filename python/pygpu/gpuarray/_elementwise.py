@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pygpu import _bundled
-from pygpu._pygpu import Function, cudaGetDeviceCount
+from pygpu._multi_device import check_devices
+from pygpu._pygpu import Function
 from pygpu.gpuarray import _core
 from pygpu.gpuarray._dtypes import DTYPES
 from pygpu.gpuarray._platform import platform
@@ -104,16 +105,6 @@ def _merge_axes(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple
     return dims, steps
 
 
-_device_count: list[int] = []
-
-
-def _several_devices() -> bool:
-    """Whether arrays can be on different devices at all (checked once per process)."""
-    if not _device_count:
-        _device_count.append(cudaGetDeviceCount()[0])
-    return _device_count[0] > 1
-
-
 # (block, most blocks) of a launch, chosen once per process (the backend is fixed by then).
 _launch_shape: list[tuple[int, int]] = []
 
@@ -184,13 +175,7 @@ def launch(
         align = min(a.dtype.itemsize, 8)
         if ptr % align or (not contiguous and any(st % align for st in a.strides)):
             raise _misaligned(a, ptr)
-    if _several_devices():
-        device = out0.device
-        for a in arrays:
-            if a.device != device:
-                raise ValueError(
-                    f"operands are on devices {device} and {a.device}: an operation needs all its arrays on one device"
-                )
+    check_devices(arrays)
     for a in arrays:
         a._order.before(stream)
     header_ptrs = ptrs
