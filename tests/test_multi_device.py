@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import re
 import subprocess
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,19 @@ two_devices = pytest.mark.skipif(N_DEVICES < 2, reason=f"needs 2 devices, this p
 # parent's devices), which imports this module by name from the parent's sys.path.
 spawn = multiprocessing.get_context("spawn")
 IPC_TIMEOUT = 60
+
+
+def _receive(results: Any, process: Any) -> Any:
+    """The other process's answer; fails at once if it died first (no wait for the timeout)."""
+    deadline = time.monotonic() + IPC_TIMEOUT
+    while True:
+        try:
+            return results.get(timeout=0.5)
+        except queue.Empty:
+            if not process.is_alive():
+                raise AssertionError(f"the other process exited ({process.exitcode}) without answering") from None
+            if time.monotonic() > deadline:
+                raise
 
 
 def test_two_host_devices(backend: str) -> None:
@@ -246,7 +261,7 @@ def test_another_process_reads_and_writes_the_same_device_memory() -> None:
     reader = spawn.Process(target=_reader, args=(handle, event.ipc_handle(), n, results))
     reader.start()
     try:
-        seen = results.get(timeout=IPC_TIMEOUT)
+        seen = _receive(results, reader)
     finally:
         reader.join(IPC_TIMEOUT)
     assert reader.exitcode == 0
@@ -274,7 +289,7 @@ def test_a_handle_of_freed_memory_is_refused_in_the_other_process(backend: str) 
     other = spawn.Process(target=_open_and_report, args=(handle, results))
     other.start()
     try:
-        answer = results.get(timeout=IPC_TIMEOUT)
+        answer = _receive(results, other)
     finally:
         other.join(IPC_TIMEOUT)
     assert "exited or freed the allocation" in answer
@@ -305,3 +320,12 @@ def test_pygpu_exports_the_multi_device_names() -> None:
     assert sorted(pygpu._LAZY_MODULES["pygpu._multi_device"]) == sorted(_multi_device.__all__)
     assert pygpu.Device is cuda.Device and pygpu.memcpy_peer is cuda.memcpy_peer
     assert {"Device", "memcpy_peer", "memcpy_peer_async", "cudaMemcpyPeer"} <= set(pygpu.__all__)
+
+
+@two_devices
+def test_the_peer_copy_benchmark_measures_and_checks_its_copies() -> None:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    import peer_copy
+
+    figures = peer_copy.measure(1, 0, 1 << 16, samples=1, reps=1, cu=None)
+    assert set(figures) == {"pygpu", "pygpu copy_to"} and all(v > 0 for v in figures.values())
