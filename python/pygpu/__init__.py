@@ -128,6 +128,7 @@ _SUBMODULES = frozenset(
         "driver",
         "elementwise",
         "gpuarray",
+        "nccl",
         "reduction",
         "scan",
         "tools",
