@@ -55,6 +55,14 @@ def test_a_missing_library_is_a_clear_error() -> None:
     assert "pip install nvidia-nccl-cu13" in result.stdout and "/nonexistent/libnccl.so.2" in result.stdout
 
 
+def test_unique_ids_are_whole_and_new() -> None:
+    if not _nccl_present():
+        pytest.skip("no NCCL on this machine")
+    assert nccl.get_version() >= 20000
+    ids = {nccl.get_unique_id() for _ in range(3)}
+    assert len(ids) == 3 and all(len(u) == 128 for u in ids)
+
+
 def test_communicators_need_the_cuda_backend(backend: str) -> None:
     if backend == "cuda":
         pytest.skip("the cuda backend has NCCL")

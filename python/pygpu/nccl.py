@@ -83,7 +83,7 @@ def get_unique_id() -> bytes:
     """A new communicator id (128 bytes) for rank 0 to share with the other ranks."""
     uid = UniqueIdStruct()
     _check(library().ncclGetUniqueId(ctypes.byref(uid)))
-    return bytes(uid.internal)
+    return bytes(uid)  # all 128 bytes (the char array field would stop at the first NUL)
 
 
 def group_start() -> None:
@@ -204,8 +204,7 @@ class Communicator:
         if not 0 <= rank < nranks:
             raise ValueError(f"rank {rank} is not one of the {nranks} ranks")
         ordinal = pygpu.cudaGetDevice()[0] if device is None else Device(int(device)).ordinal
-        struct = UniqueIdStruct()
-        struct.internal = bytes(uid)
+        struct = UniqueIdStruct.from_buffer_copy(bytes(uid))
         handle = ctypes.c_void_p()
         with Device(ordinal):
             _check(library().ncclCommInitRank(ctypes.byref(handle), nranks, struct, rank))
