@@ -329,3 +329,20 @@ def test_the_peer_copy_benchmark_measures_and_checks_its_copies() -> None:
 
     figures = peer_copy.measure(1, 0, 1 << 16, samples=1, reps=1, cu=None)
     assert set(figures) == {"pygpu", "pygpu copy_to"} and all(v > 0 for v in figures.values())
+
+
+@two_devices
+def test_random_numbers_and_generated_kernels_refuse_arrays_of_another_device() -> None:
+    from pygpu.curandom import XORWOWRandomNumberGenerator
+    from pygpu.elementwise import ElementwiseKernel
+
+    with pygpu.Device(1):
+        a = pygpu.zeros(16, np.float32)
+    with pytest.raises(ValueError, match="arrays on device 1 used while device 0 is current"):
+        XORWOWRandomNumberGenerator().fill_uniform(a)
+    twice = ElementwiseKernel("float *x", "x[i] = 2 * x[i]", "twice")
+    with pytest.raises(ValueError, match="arrays on device 1 used while device 0 is current"):
+        twice(a)
+    with pygpu.Device(1):
+        XORWOWRandomNumberGenerator().fill_uniform(a)
+        assert 0 < float(pygpu.sum(a).get()) < 16

@@ -49,7 +49,8 @@ def check_devices(arrays: Any) -> None:
     if not several_devices():
         return
     current = cudaGetDevice()[0]
-    devices = {a.device for a in arrays}
+    # Objects of other libraries may name their device otherwise (or not at all): not judged here.
+    devices = {d for d in (getattr(a, "device", None) for a in arrays) if isinstance(d, int)}
     if devices <= {current}:
         return
     elsewhere = sorted(devices - {current})
