@@ -93,13 +93,13 @@ def measure(src_dev: int, dst_dev: int, nbytes: int, samples: int, reps: int, cu
 
 
 def set_peer_access(on: bool) -> None:
-    contexts = [cuda.Device(d).retain_primary_context() for d in (0, 1)]
-    for here, there in ((contexts[0], contexts[1]), (contexts[1], contexts[0])):
-        try:
-            (here.enable_peer_access if on else here.disable_peer_access)(there)
-        except pygpu.CudaError as e:
-            if e.code not in (704, 705):  # already enabled / not enabled
-                raise
+    for here, there in ((0, 1), (1, 0)):
+        with pygpu.Device(here):
+            try:
+                (cuda.Context.enable_peer_access if on else cuda.Context.disable_peer_access)(there)
+            except pygpu.CudaError as e:
+                if e.code not in (704, 705):  # already enabled / not enabled
+                    raise
 
 
 def main() -> int:

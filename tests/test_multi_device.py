@@ -146,10 +146,13 @@ def test_peer_access_is_enabled_once_and_disabled_once() -> None:
     if not d0.can_access_peer(d1):
         pytest.skip("these devices cannot access each other")
     c0, c1 = d0.retain_primary_context(), d1.retain_primary_context()
-    c0.enable_peer_access(c1)
+    c0.enable_peer_access(c1)  # PyCUDA's: from the current context (device 0)
     with pytest.raises(pygpu.CudaError, match="already enabled"):
-        c0.enable_peer_access(c1)
-    c0.disable_peer_access(c1)
+        cuda.Context.enable_peer_access(c1)
+    with pygpu.Device(1):
+        with pytest.raises(pygpu.CudaError, match="not been enabled"):
+            cuda.Context.disable_peer_access(c0)  # 1 -> 0 was never enabled
+    c0.disable_peer_access(d1)
     with pytest.raises(pygpu.CudaError, match="not been enabled"):
         c0.disable_peer_access(c1)
     assert pygpu.cudaDeviceEnablePeerAccess(1) == 0 and pygpu.cudaDeviceDisablePeerAccess(1) == 0

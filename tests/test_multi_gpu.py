@@ -46,12 +46,14 @@ def peer_access() -> Iterator[bool]:
     can = d0.can_access_peer(d1) and d1.can_access_peer(d0)
     contexts = [d0.retain_primary_context(), d1.retain_primary_context()]
     if can:
-        contexts[0].enable_peer_access(contexts[1])
-        contexts[1].enable_peer_access(contexts[0])
+        for here, there in ((0, 1), (1, 0)):
+            with pygpu.Device(here):
+                cuda.Context.enable_peer_access(contexts[there])
     yield can
     if can:
-        contexts[0].disable_peer_access(contexts[1])
-        contexts[1].disable_peer_access(contexts[0])
+        for here, there in ((0, 1), (1, 0)):
+            with pygpu.Device(here):
+                cuda.Context.disable_peer_access(contexts[there])
 
 
 @two_gpus

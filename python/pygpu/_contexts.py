@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Callable
 
 from pygpu._driver_enums import device_attribute, func_cache
 from pygpu._driver_enums import limit as _Limit
@@ -23,7 +22,6 @@ from pygpu._pygpu import (
     cudaDeviceSetCacheConfig,
     cudaDeviceSetLimit,
     cudaDeviceSynchronize,
-    cudaError,
     cudaGetDevice,
     cudaGetDeviceCount,
     cudaSetDevice,
@@ -234,21 +232,20 @@ class Context:
         """A preference (``func_cache``) the GPU may ignore; each kernel's own one wins."""
         cudaDeviceSetCacheConfig(int(func_cache(config))).check()
 
-    def enable_peer_access(self, peer: Context | Device | int, flags: int = 0) -> None:
-        """Lets this context's device address ``peer``'s memory directly (one direction; call it
-        on the peer too for the other). ``CudaError`` 704 when already enabled."""
-        self._peer_call(peer, lambda ordinal: cudaDeviceEnablePeerAccess(ordinal, flags))
+    # Static, as PyCUDA's: they act on the current context (``ctx.enable_peer_access(peer)``
+    # with ``ctx`` current, or ``Context.enable_peer_access(peer)``).
+    @staticmethod
+    def enable_peer_access(peer: Context | Device | int, flags: int = 0) -> None:
+        """Lets the current device address ``peer``'s memory directly (one direction: make the
+        peer current and call it again for the other). ``CudaError`` 704 when already enabled."""
+        cudaDeviceEnablePeerAccess(_ordinal(peer), flags).check()
 
-    def disable_peer_access(self, peer: Context | Device | int, flags: int = 0) -> None:
+    @staticmethod
+    def disable_peer_access(peer: Context | Device | int, flags: int = 0) -> None:
         """Undoes ``enable_peer_access`` (``flags`` is PyCUDA's and must be 0)."""
         if flags != 0:
             raise ValueError("disable_peer_access flags must be 0")
-        self._peer_call(peer, cudaDeviceDisablePeerAccess)
-
-    def _peer_call(self, peer: Context | Device | int, call: Callable[[int], cudaError]) -> None:
-        ordinal = peer.device.ordinal if isinstance(peer, Context) else int(peer)
-        with self.device:
-            call(ordinal).check()
+        cudaDeviceDisablePeerAccess(_ordinal(peer)).check()
 
     @staticmethod
     def get_device() -> Device:
@@ -263,3 +260,7 @@ class Context:
     def __repr__(self) -> str:
         state = " (detached)" if self._detached else ""
         return f"<pygpu.driver.Context of device {self.device.ordinal}{state}>"
+
+
+def _ordinal(peer: Context | Device | int) -> int:
+    return peer.device.ordinal if isinstance(peer, Context) else int(peer)
