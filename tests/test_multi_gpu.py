@@ -137,13 +137,15 @@ def test_pool_memory_cannot_be_exported_and_says_what_can() -> None:
 
 
 def _gpu_reader(memory_handle: bytes, event_handle: bytes, n: int, results: Any) -> None:
-    """In another process, on device 0: waits for the writer's kernel on device 1, reads its
-    array through IPC, adds one on device 0 and says so with its own IPC event."""
-    stream = cuda.Stream()
-    stream.wait_for_event(cuda.Event.from_ipc_handle(event_handle))
+    """In another process: waits (on a stream of device 1, the event's) for the writer's kernel,
+    then on device 0 reads its array through IPC, adds one and says so with its own IPC event."""
+    with pygpu.Device(1):
+        waiting = cuda.Stream()
+        waiting.wait_for_event(cuda.Event.from_ipc_handle(event_handle))
+        waiting.synchronize()
     shared = cuda.IPCMemoryHandle(memory_handle)  # LAZY_ENABLE_PEER_ACCESS: device 0 may address it
     array = GPUArray((n,), np.float64, gpudata=shared)
-    seen = array.get(stream=stream)
+    seen = array.get()
     array += 1
     mine = cuda.Event(cuda.event_flags.INTERPROCESS | cuda.event_flags.DISABLE_TIMING).record()
     cuda.Context.synchronize()
@@ -169,9 +171,10 @@ def test_ipc_between_processes_on_different_gpus() -> None:
     reader.start()
     try:
         seen_sum, reader_event = _receive(results, reader)
+        # The reader's event is of its device 0: waited for on a stream of device 0 here.
+        cuda.Stream().wait_for_event(cuda.Event.from_ipc_handle(reader_event))
+        cuda.Context.synchronize()
         with pygpu.Device(1):
-            cuda.Stream().wait_for_event(cuda.Event.from_ipc_handle(reader_event))
-            cuda.Context.synchronize()
             np.testing.assert_array_equal(array.get(), np.full(n, 4.0))
         results.put("done")
     finally:
