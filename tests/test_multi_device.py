@@ -349,3 +349,17 @@ def test_random_numbers_and_generated_kernels_refuse_arrays_of_another_device() 
     with pygpu.Device(1):
         XORWOWRandomNumberGenerator().fill_uniform(a)
         assert 0 < float(pygpu.sum(a).get()) < 16
+
+
+@two_devices
+def test_host_transfers_run_on_the_arrays_device_and_fills_are_refused() -> None:
+    with pygpu.Device(1):
+        a = pygpu.zeros((3, 4), np.float64)
+    a.set(np.ones((3, 4)))  # from device 0: the copy runs on device 1
+    np.testing.assert_array_equal(a.get(), np.ones((3, 4)))
+    np.testing.assert_array_equal(a[:, ::2].get(), np.ones((3, 2)))
+    assert pygpu.cudaGetDevice()[0] == 0
+    with pytest.raises(ValueError, match="arrays on device 1 used while device 0 is current"):
+        a.fill(2.0)
+    with pytest.raises(ValueError, match="arrays on device 1 used while device 0 is current"):
+        a[...] = a
