@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|sanitize|arrays|bench|demo|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|sanitize|arrays|bench|demo|multi|all]   # default: all (multi: 2 GPUs)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -79,6 +79,14 @@ if [ "$what" = arrays ] || [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -d bench ]; then
     python3 bench/run.py --json "$out/bench.json" --rounds 3 --budget "${BENCH_BUDGET:-400}" 2>&1 | tee "$out/bench.log" || status=1
+fi
+if [ "$what" = multi ]; then
+    # Needs two GPUs: the multi-device, IPC and NCCL tests, then peer copy bandwidth against cuda.bindings.
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" \
+        tests/test_multi_device.py tests/test_multi_gpu.py tests/test_nccl.py 2>&1 | tee "$out/pytest-multi.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    python3 bench/peer_copy.py --json "$out/peer_copy.json" 2>&1 | tee "$out/peer_copy.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 echo "gpu_run: status $status"
 if [ -n "${GPU_RUN_PACK:-}" ]; then

@@ -67,6 +67,10 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::ipc::{mem_get_ipc_handle, IPCMemoryHandle};
     #[pymodule_export]
+    use crate::python::peer::{
+        cuda_device_disable_peer_access, cuda_device_enable_peer_access, cuda_memcpy_peer, cuda_memcpy_peer_async,
+    };
+    #[pymodule_export]
     use crate::python::pitched_copy::memcpy_pitched;
 
     #[pymodule_init]

@@ -43,6 +43,8 @@ from pygpu._pygpu import (
     NoDeviceError,
     NotReadyError,
     backend,
+    cudaDeviceDisablePeerAccess,
+    cudaDeviceEnablePeerAccess,
     cudaDeviceProp,
     cudaDeviceSynchronize,
     cudaError,
@@ -58,6 +60,8 @@ from pygpu._pygpu import (
     cudaGetErrorString,
     cudaGetLastError,
     cudaMemGetInfo,
+    cudaMemcpyPeer,
+    cudaMemcpyPeerAsync,
     cudaPeekAtLastError,
     cudaSetDevice,
     cudaStream_t,
@@ -92,6 +96,7 @@ from pygpu._kernels import load_kernels
 if TYPE_CHECKING:
     from typing import Any
 
+    from pygpu._multi_device import *  # noqa: F403
     from pygpu._pinned import *  # noqa: F403
     from pygpu.gpuarray import *  # noqa: F403
 
@@ -100,6 +105,7 @@ if TYPE_CHECKING:
 # pygpu's. The table is the submodules' __all__, written out because reading them would import
 # numpy; tests/test_package.py checks that it matches them.
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
+    "pygpu._multi_device": ("Device", "memcpy_peer", "memcpy_peer_async"),
     "pygpu._pinned": ("pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"),
     "pygpu.gpuarray": (
         "DevicePointer", "GPUArray", "all", "any", "arange", "asarray", "concatenate", "dot", "empty", "empty_like",
@@ -122,6 +128,7 @@ _SUBMODULES = frozenset(
         "driver",
         "elementwise",
         "gpuarray",
+        "nccl",
         "reduction",
         "scan",
         "tools",
@@ -177,6 +184,8 @@ __all__ = [
     "NoDeviceError",
     "NotReadyError",
     "backend",
+    "cudaDeviceDisablePeerAccess",
+    "cudaDeviceEnablePeerAccess",
     "cudaDeviceProp",
     "cudaDeviceSynchronize",
     "cudaError",
@@ -192,6 +201,8 @@ __all__ = [
     "cudaGetErrorString",
     "cudaGetLastError",
     "cudaMemGetInfo",
+    "cudaMemcpyPeer",
+    "cudaMemcpyPeerAsync",
     "cudaPeekAtLastError",
     "cudaSetDevice",
     "cudaStream_t",

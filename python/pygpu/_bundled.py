@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pygpu._kernels import load_kernels
+from pygpu._multi_device import check_devices, current_device
 from pygpu._pygpu import Function, Module, cudaEvent_t, cudaEventQuery, cudaEventRecord, mem_alloc, memcpy_htod
 
 if TYPE_CHECKING:
@@ -26,8 +27,9 @@ BLOCK = 256
 #: Most blocks of a grid-stride launch: enough to fill any current GPU several times over.
 MAX_GRID = 1024
 
-_modules: dict[str, Module] = {}
-_functions: dict[str, Function] = {}
+# Keyed by device too: a module is loaded into one device's context.
+_modules: dict[tuple[int, str], Module] = {}
+_functions: dict[tuple[int, str], Function] = {}
 
 # (event, objects): temporaries and operands of launches that may still be running.
 _in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...]]] = collections.deque()
@@ -39,9 +41,10 @@ INDEX_KINDS = {np.dtype(np.int32): 0, np.dtype(np.uint32): 1, np.dtype(np.int64)
 def module(source: str) -> Module:
     """The bundled module kernels/<source>.cu, loaded on first use and then kept for the process:
     one load per module (arith's fatbin holds hundreds of kernels), whoever asks first."""
-    m = _modules.get(source)
+    key = (current_device(), source)
+    m = _modules.get(key)
     if m is None:
-        m = _modules[source] = load_kernels(source)
+        m = _modules[key] = load_kernels(source)
     return m
 
 
@@ -50,7 +53,8 @@ def function(source: str, name: str, signature: str | None = None) -> Function:
     struct characters ``signature`` when given (the elementwise kernels take one packed struct
     and are called unprepared). TypeError when the module has no such kernel: the bundled
     kernels are named by dtype, so a missing one means an unsupported dtype."""
-    f = _functions.get(name)
+    key = (current_device(), name)
+    f = _functions.get(key)
     if f is None:
         try:
             f = module(source).get_function(name)
@@ -60,7 +64,7 @@ def function(source: str, name: str, signature: str | None = None) -> Function:
             ) from e
         if signature is not None:
             f = f.prepare(signature)
-        _functions[name] = f
+        _functions[key] = f
     return f
 
 
@@ -87,7 +91,9 @@ def _hold(stream: Any, objects: tuple[Any, ...]) -> None:
 
 
 def read_on(stream: Any, *arrays: GPUArray) -> None:
-    """Orders work about to be issued on ``stream`` after the pending writes of ``arrays``."""
+    """Orders work about to be issued on ``stream`` after the pending writes of ``arrays``
+    (which must be on the current device)."""
+    check_devices(arrays)
     for a in arrays:
         a._order.before(stream)
 

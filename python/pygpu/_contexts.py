@@ -13,6 +13,8 @@ from pygpu._driver_enums import device_attribute, func_cache
 from pygpu._driver_enums import limit as _Limit
 from pygpu._pygpu import (
     cudaDeviceCanAccessPeer,
+    cudaDeviceDisablePeerAccess,
+    cudaDeviceEnablePeerAccess,
     cudaDeviceGetAttribute,
     cudaDeviceGetCacheConfig,
     cudaDeviceGetLimit,
@@ -100,6 +102,16 @@ class Device:
         status.check()
         return bool(can)
 
+    def __enter__(self) -> Device:
+        """``with pygpu.Device(n):`` makes device ``n`` current for everything that allocates or
+        launches in the block, on this thread; the previous device is current again after it."""
+        _device_stack.entries.append(_current_device())
+        cudaSetDevice(self.ordinal).check()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        cudaSetDevice(_device_stack.entries.pop()).check()
+
     def make_context(self, flags: int = 0) -> Context:
         """The device's primary context, made current (pushed); pop or detach it later."""
         if flags != 0:
@@ -130,6 +142,15 @@ class _ContextStack(threading.local):
 
 
 _stack = _ContextStack()
+
+
+class _DeviceStack(threading.local):
+    def __init__(self) -> None:
+        self.entries: list[int] = []
+
+
+# The devices current before each `with Device(n):` block of this thread.
+_device_stack = _DeviceStack()
 
 
 def _current_device() -> int:
@@ -211,6 +232,21 @@ class Context:
         """A preference (``func_cache``) the GPU may ignore; each kernel's own one wins."""
         cudaDeviceSetCacheConfig(int(func_cache(config))).check()
 
+    # Static, as PyCUDA's: they act on the current context (``ctx.enable_peer_access(peer)``
+    # with ``ctx`` current, or ``Context.enable_peer_access(peer)``).
+    @staticmethod
+    def enable_peer_access(peer: Context | Device | int, flags: int = 0) -> None:
+        """Lets the current device address ``peer``'s memory directly (one direction: make the
+        peer current and call it again for the other). ``CudaError`` 704 when already enabled."""
+        cudaDeviceEnablePeerAccess(_ordinal(peer), flags).check()
+
+    @staticmethod
+    def disable_peer_access(peer: Context | Device | int, flags: int = 0) -> None:
+        """Undoes ``enable_peer_access`` (``flags`` is PyCUDA's and must be 0)."""
+        if flags != 0:
+            raise ValueError("disable_peer_access flags must be 0")
+        cudaDeviceDisablePeerAccess(_ordinal(peer)).check()
+
     @staticmethod
     def get_device() -> Device:
         """The current device."""
@@ -224,3 +260,7 @@ class Context:
     def __repr__(self) -> str:
         state = " (detached)" if self._detached else ""
         return f"<pygpu.driver.Context of device {self.device.ordinal}{state}>"
+
+
+def _ordinal(peer: Context | Device | int) -> int:
+    return peer.device.ordinal if isinstance(peer, Context) else int(peer)

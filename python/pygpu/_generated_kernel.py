@@ -10,6 +10,7 @@ import numpy as np
 
 import pygpu
 from pygpu import vec
+from pygpu._multi_device import check_devices
 from pygpu._pygpu import Function, cudaDeviceProp, cudaGetDevice
 from pygpu.compiler import SourceModule
 from pygpu.tools import Argument, ScalarArg, VectorArg, dtype_to_ctype
@@ -177,6 +178,7 @@ def pack_arguments(arguments: list[Argument], args: tuple[Any, ...], what: str) 
             launch.append(value)
         else:
             launch.append(scalar_value(arg, value, index))  # type: ignore[arg-type]
+    check_devices(vectors)
     return launch, vectors
 
 

@@ -174,8 +174,13 @@ class cudaStream_t:
 
 @disjoint_base
 class cudaEvent_t:
-    """An event; flags combine 1 (cudaEventBlockingSync) and 2 (cudaEventDisableTiming)."""
-    def __new__(cls, flags: int = 0) -> Self: ...
+    """An event; flags combine 1 (cudaEventBlockingSync), 2 (cudaEventDisableTiming) and 4
+    (cudaEventInterprocess, only with 2). ``ipc_handle=`` opens another process's event instead,
+    from the bytes of its ``ipc_handle()``."""
+    def __new__(cls, flags: int = 0, ipc_handle: bytes | None = None) -> Self: ...
+    def ipc_handle(self) -> bytes:
+        """The 64 bytes another process opens this event with (cuIpcGetEventHandle); needs
+        flags 6 (INTERPROCESS | DISABLE_TIMING)."""
     @property
     def handle(self) -> int: ...
     @property
@@ -267,7 +272,8 @@ class RegisteredHostMemory:
 
 def mem_get_ipc_handle(devptr: _DevicePointer) -> bytes:
     """The 64-byte interprocess handle of the allocation holding ``devptr`` (cuIpcGetMemHandle).
-    Not available on the host backend."""
+    Only ``mem_alloc`` memory can be shared, not the pool's (``pool_alloc``, GPUArray's default);
+    on the host backend the allocation moves into shared memory (a memfd) at its address."""
 @final
 class IPCMemoryHandle:
     """Another process's allocation mapped into this one (cuIpcOpenMemHandle); ``int()`` is its
@@ -623,3 +629,22 @@ def memcpy_pitched(
 ) -> None:
     """Copies ``depth`` slices of ``height`` rows of ``width_in_bytes`` bytes (cuMemcpy2D/3D).
     Each side is ("host" or "device", buffer or pointer, x_in_bytes, y, z, pitch, slice height)."""
+
+# --- several devices (src/python/peer.rs) ----------------------------------------
+
+def cudaDeviceEnablePeerAccess(peer_device: int, flags: int = 0) -> cudaError:
+    """Lets the current device address ``peer_device``'s memory directly (flags must be 0)."""
+
+def cudaDeviceDisablePeerAccess(peer_device: int) -> cudaError: ...
+def cudaMemcpyPeer(dst: _DevicePointer, dst_device: int, src: _DevicePointer, src_device: int, count: int) -> cudaError:
+    """Copies ``count`` bytes from ``src`` on ``src_device`` to ``dst`` on ``dst_device``."""
+
+def cudaMemcpyPeerAsync(
+    dst: _DevicePointer,
+    dst_device: int,
+    src: _DevicePointer,
+    src_device: int,
+    count: int,
+    stream: cudaStream_t | None = None,
+) -> cudaError:
+    """The same, ordered on ``stream`` (a stream of the current device)."""

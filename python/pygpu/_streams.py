@@ -47,6 +47,7 @@ class event_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     DEFAULT = 0
     BLOCKING_SYNC = 1
     DISABLE_TIMING = 2
+    INTERPROCESS = 4
 
 
 class Event(cudaEvent_t):
@@ -68,6 +69,12 @@ class Event(cudaEvent_t):
         ms, status = cudaEventElapsedTime(event, self)
         status.check()
         return ms
+
+    @staticmethod
+    def from_ipc_handle(handle: bytes) -> Event:
+        """Another process's event, from the bytes of its ``ipc_handle()`` (made with
+        ``event_flags.INTERPROCESS | event_flags.DISABLE_TIMING``)."""
+        return Event(ipc_handle=handle)
 
     def time_till(self, event: cudaEvent_t) -> float:
         """Milliseconds from this event to ``event``."""

@@ -79,7 +79,7 @@ def _launch_fill(data: GPUArray, kind: str, seed: int, offset: int, stream: Any,
         signature = "PqQQffi" if name == "float32" else "PqQQddi"
     f = _bundled.function(_SOURCE, kernel, signature)
     blocks = -(-n // per_block)
-    data._order.before(stream)
+    _bundled.read_on(stream, data)
     _bundled.launch(
         f,
         _bundled.grid_for(blocks),
@@ -236,7 +236,7 @@ class PhiloxRandomNumberGenerator:
             raise ValueError(f"fill_poisson: lambda_value must lie in [0, {_MAX_POISSON_MEAN}], not {lambda_value}")
         target = data if data.flags.c_contiguous else data.copy(stream)
         f = _bundled.function(_SOURCE, f"philox_poisson_{data.dtype.name}", "PqQQdi")
-        target._order.before(stream)
+        _bundled.read_on(stream, target)
         _bundled.launch(
             f,
             _bundled.grid_for(data.size),

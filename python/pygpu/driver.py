@@ -32,6 +32,7 @@ from pygpu._driver_enums import (
     mem_host_register_flags,
     shared_config,
 )
+from pygpu._multi_device import memcpy_peer, memcpy_peer_async
 from pygpu._memcpy import Memcpy2D, Memcpy3D, mem_alloc_pitch, memset_d2d8, memset_d2d16, memset_d2d32
 from pygpu._pinned import (
     aligned_empty,
@@ -376,30 +377,6 @@ def memset_d16_async(dest: Any, data: int, count: int, stream: Any = None) -> No
 
 def memset_d32_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
     memset_d32(dest, data, count, stream)
-
-
-def memcpy_peer(
-    dest: Any, src: Any, size: int, dest_context: Context | None = None, src_context: Context | None = None
-) -> None:
-    """Copies ``size`` bytes between allocations of two devices (PyCUDA's ``memcpy_peer``).
-    The contexts are the devices' primary ones and addresses are unified, so the driver
-    finds both devices from the addresses: the contexts are only checked."""
-    memcpy_peer_async(dest, src, size, dest_context, src_context, None)
-
-
-def memcpy_peer_async(
-    dest: Any,
-    src: Any,
-    size: int,
-    dest_context: Context | None = None,
-    src_context: Context | None = None,
-    stream: Any = None,
-) -> None:
-    """As ``memcpy_peer``, enqueued on ``stream``."""
-    for name, context in (("dest_context", dest_context), ("src_context", src_context)):
-        if context is not None and not isinstance(context, Context):
-            raise TypeError(f"{name} must be a pygpu.driver.Context or None, not {type(context).__name__}")
-    memcpy_dtod(dest, src, size, stream)
 
 
 def memset_d2d8_async(dest: Any, pitch: int, value: int, width: int, height: int, stream: Any = None) -> None:

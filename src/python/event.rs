@@ -29,12 +29,26 @@ impl CudaEvent {
 
 #[pymethods]
 impl CudaEvent {
-    /// flags: a combination of 1 (cudaEventBlockingSync) and 2 (cudaEventDisableTiming).
+    /// flags: a combination of 1 (cudaEventBlockingSync), 2 (cudaEventDisableTiming) and 4
+    /// (cudaEventInterprocess, with 2). `ipc_handle`: open another process's event instead
+    /// (the bytes of its `ipc_handle()`; flags are then those of an interprocess event).
     #[new]
-    #[pyo3(signature = (flags = 0))]
-    fn new(flags: u32) -> PyResult<Self> {
-        let event = Event::new(&Context::current()?, flags)?;
+    #[pyo3(signature = (flags = 0, ipc_handle = None))]
+    fn new(flags: u32, ipc_handle: Option<&[u8]>) -> PyResult<Self> {
+        let ctx = Context::current()?;
+        let event = match ipc_handle {
+            None => Event::new(&ctx, flags)?,
+            Some(handle) => super::ipc::open_event(&ctx, handle)?,
+        };
+        let flags = event.flags();
         Ok(CudaEvent { event: Releasable::new(Arc::new(event), "this cudaEvent_t"), flags })
+    }
+
+    /// The bytes (64) with which another process opens this event: `cudaEvent_t(ipc_handle=...)`.
+    /// Needs flags 4 | 2 (INTERPROCESS | DISABLE_TIMING).
+    fn ipc_handle<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let handle = self.event()?.ipc_handle()?;
+        Ok(pyo3::types::PyBytes::new(py, &handle))
     }
 
     #[getter(handle)]

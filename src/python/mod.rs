@@ -21,6 +21,7 @@ pub mod kernel_signature;
 pub mod memory;
 pub mod memory_pool;
 pub mod module;
+pub mod peer;
 pub mod pitched_copy;
 pub mod ptr_wrapper;
 pub mod releasable;

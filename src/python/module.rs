@@ -160,6 +160,7 @@ impl Function {
         // A closed Python module ends launching, as before the runtime types kept code loaded.
         self.module.get().module()?;
         let f = &self.function;
+        check_device(f)?;
         // The argument values were packed from the caller's arguments; whether they match the
         // kernel's parameters is the caller's contract, as with cuLaunchKernel.
         let launch = || match stream {
@@ -378,4 +379,22 @@ fn texref_removed(call: &str) -> PyErr {
          pointer; __ldg() or const __restrict__ for the read-only cache), or create texture objects \
          (cudaTextureObject_t, cudaCreateTextureObject) in your own C++ code"
     ))
+}
+
+/// Refuses to launch a kernel while another device than its module's is current (a CUDA
+/// function belongs to the context it was loaded in).
+fn check_device(f: &runtime::Function) -> PyResult<()> {
+    let ctx = f.context();
+    let current = ctx.backend().get_device()?;
+    if current == ctx.device() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "kernel {} was loaded on device {}, but device {current} is current: launch it inside \
+         `with pygpu.Device({})`, or load its module again on device {current}",
+        f.name(),
+        ctx.device(),
+        ctx.device()
+    ))
+    .into())
 }

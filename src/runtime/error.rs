@@ -93,6 +93,7 @@ error_codes! {
     CUDA_ERROR_DEVICE_UNINITIALIZED = 201, "cudaErrorDeviceUninitialized", "invalid device context";
     CUDA_ERROR_NO_KERNEL_IMAGE_FOR_DEVICE = 209, "cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device";
     CUDA_ERROR_UNSUPPORTED_LIMIT = 215, "cudaErrorUnsupportedLimit", "limit is not supported on this architecture";
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217, "cudaErrorPeerAccessUnsupported", "peer access is not supported between these two devices";
     CUDA_ERROR_INVALID_PTX = 218, "cudaErrorInvalidPtx", "a PTX JIT compilation failed";
     CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, "cudaErrorUnsupportedPtxVersion", "the provided PTX was compiled with an unsupported toolchain.";
     CUDA_ERROR_INVALID_SOURCE = 300, "cudaErrorInvalidSource", "device kernel image is invalid";
@@ -104,6 +105,8 @@ error_codes! {
     CUDA_ERROR_ILLEGAL_ADDRESS = 700, "cudaErrorIllegalAddress", "an illegal memory access was encountered";
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701, "cudaErrorLaunchOutOfResources", "too many resources requested for launch";
     CUDA_ERROR_LAUNCH_TIMEOUT = 702, "cudaErrorLaunchTimeout", "the launch timed out and was terminated";
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704, "cudaErrorPeerAccessAlreadyEnabled", "peer access is already enabled";
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705, "cudaErrorPeerAccessNotEnabled", "peer access has not been enabled";
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709, "cudaErrorContextIsDestroyed", "context is destroyed";
     CUDA_ERROR_ASSERT = 710, "cudaErrorAssert", "device-side assert triggered";
     CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712, "cudaErrorHostMemoryAlreadyRegistered", "part or all of the requested memory range is already mapped";

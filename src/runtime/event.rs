@@ -4,7 +4,10 @@ use std::sync::Arc;
 
 use super::context::Context;
 use super::owned::Owned;
-use super::{Error, EventHandle, Result, StreamHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING};
+use super::{
+    Error, EventHandle, Result, StreamHandle, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING, EVENT_INTERPROCESS,
+    IPC_HANDLE_BYTES,
+};
 
 pub struct Event {
     ctx: Arc<Context>,
@@ -13,15 +16,34 @@ pub struct Event {
 }
 
 impl Event {
-    /// flags: a combination of `EVENT_BLOCKING_SYNC` and `EVENT_DISABLE_TIMING`.
+    /// flags: a combination of `EVENT_BLOCKING_SYNC`, `EVENT_DISABLE_TIMING` and
+    /// `EVENT_INTERPROCESS` (which needs `EVENT_DISABLE_TIMING`, as in CUDA).
     pub fn new(ctx: &Arc<Context>, flags: u32) -> Result<Event> {
-        if flags & !(EVENT_BLOCKING_SYNC | EVENT_DISABLE_TIMING) != 0 {
+        if flags & !(EVENT_BLOCKING_SYNC | EVENT_DISABLE_TIMING | EVENT_INTERPROCESS) != 0 {
             return Err(Error::InvalidArgument(format!(
-                "event flags must combine 1 (cudaEventBlockingSync) and 2 (cudaEventDisableTiming), not {flags}"
+                "event flags must combine 1 (cudaEventBlockingSync), 2 (cudaEventDisableTiming) and 4 \
+                 (cudaEventInterprocess), not {flags}"
             )));
+        }
+        if flags & EVENT_INTERPROCESS != 0 && flags & EVENT_DISABLE_TIMING == 0 {
+            return Err(Error::InvalidArgument(
+                "an interprocess event cannot time: give INTERPROCESS together with DISABLE_TIMING (flags 6)".into(),
+            ));
         }
         let handle = ctx.backend().event_create(flags)?;
         Ok(Event { ctx: ctx.clone(), owned: Owned::new(ctx.backend(), handle), flags })
+    }
+
+    /// Another process's event, from the bytes of its `ipc_handle()`, on `ctx`'s device.
+    pub fn open_ipc(ctx: &Arc<Context>, handle: &[u8; IPC_HANDLE_BYTES]) -> Result<Event> {
+        let event = ctx.backend().ipc_open_event_handle(handle)?;
+        let flags = EVENT_INTERPROCESS | EVENT_DISABLE_TIMING;
+        Ok(Event { ctx: ctx.clone(), owned: Owned::new(ctx.backend(), event), flags })
+    }
+
+    /// The bytes another process opens this event with (`open_ipc`); needs `EVENT_INTERPROCESS`.
+    pub fn ipc_handle(&self) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        self.ctx.backend().ipc_get_event_handle(self.handle())
     }
 
     pub fn handle(&self) -> EventHandle {

@@ -104,6 +104,8 @@ pub const STREAM_NON_BLOCKING: u32 = 0x1;
 /// Event creation flags, numbered as in the CUDA runtime.
 pub const EVENT_BLOCKING_SYNC: u32 = 0x1;
 pub const EVENT_DISABLE_TIMING: u32 = 0x2;
+/// The event can be shared with other processes (`ipc_get_event_handle`); needs DISABLE_TIMING.
+pub const EVENT_INTERPROCESS: u32 = 0x4;
 
 /// The operations every backend provides, with the CUDA runtime API's semantics: a
 /// current device per host thread, memory of the device's primary context, ordered
@@ -397,6 +399,31 @@ pub trait Backend: Send + Sync {
     fn pool_note_unordered_stream(&self) -> Result<()> {
         Ok(())
     }
+
+    // --- Several devices and processes: peer access, peer copies, event IPC ---------------
+
+    /// Lets the current device address `peer`'s memory directly (`cuCtxEnablePeerAccess`
+    /// with the peer's primary context); `flags` must be 0.
+    fn enable_peer_access(&self, _peer: i32, _flags: u32) -> Result<()> {
+        Err(self.unsupported("peer access"))
+    }
+    /// Undoes `enable_peer_access` (`cuCtxDisablePeerAccess`).
+    fn disable_peer_access(&self, _peer: i32) -> Result<()> {
+        Err(self.unsupported("peer access"))
+    }
+    /// A copy between devices (`cuMemcpyPeer`, or `cuMemcpyPeerAsync` on `stream`); works
+    /// without peer access (the driver stages it).
+    fn memcpy_peer(&self, _copy: &PeerCopy, _stream: Option<StreamHandle>) -> Result<()> {
+        Err(self.unsupported("peer copies"))
+    }
+    /// The interprocess handle of an event made with `EVENT_INTERPROCESS` (`cuIpcGetEventHandle`).
+    fn ipc_get_event_handle(&self, _event: EventHandle) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        Err(self.unsupported("interprocess events"))
+    }
+    /// Opens another process's event (`cuIpcOpenEventHandle`); `event_destroy` releases it.
+    fn ipc_open_event_handle(&self, _handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
+        Err(self.unsupported("interprocess events"))
+    }
 }
 
 /// The typed attribute for a `CUfunction_attribute` number the `function_attribute` call knows.
@@ -412,6 +439,16 @@ pub(crate) fn function_attribute_from_raw(attribute: i32) -> Option<FunctionAttr
     ]
     .into_iter()
     .find(|a| *a as i32 == attribute)
+}
+
+/// A copy between devices: `bytes` from `src` on `src_device` to `dst` on `dst_device`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerCopy {
+    pub dst: DevicePtr,
+    pub dst_device: i32,
+    pub src: DevicePtr,
+    pub src_device: i32,
+    pub bytes: usize,
 }
 
 /// `CU_MEMHOSTALLOC_*` / `CU_MEMHOSTREGISTER_*` flags (the same numbers in HIP).

@@ -259,6 +259,13 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
         """The ordinal of the device holding the memory."""
         return device_of(self._alloc)
 
+    def copy_to(self, device: Any, stream: Any = None) -> GPUArray:
+        """A C-ordered copy on ``device`` (an ordinal or a ``Device``), copied between the devices
+        without a trip through the host (pygpu's own; PyCUDA has only ``memcpy_peer``)."""
+        from pygpu._multi_device import copy_to_device
+
+        return copy_to_device(self, device, stream)
+
     @property
     def T(self) -> GPUArray:
         return self.transpose()

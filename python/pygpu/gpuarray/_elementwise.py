@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pygpu import _bundled
-from pygpu._pygpu import Function, cudaGetDeviceCount
+from pygpu._multi_device import check_devices, several_devices
+from pygpu._pygpu import Function, pool_alloc
 from pygpu.gpuarray import _core
-from pygpu._pygpu import pool_alloc
 from pygpu.gpuarray._dtypes import DTYPES
 from pygpu.gpuarray._layout import FLAGS_C, c_strides
 from pygpu.gpuarray._ordering import StreamOrder
@@ -149,19 +149,6 @@ def _merge_axes(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple
     return dims, steps
 
 
-_device_count: list[int] = []
-_multi_device: bool | None = None  # _several_devices(), once known
-
-
-def _several_devices() -> bool:
-    """Whether arrays can be on different devices at all (checked once per process)."""
-    global _multi_device
-    if not _device_count:
-        _device_count.append(cudaGetDeviceCount()[0])
-        _multi_device = _device_count[0] > 1
-    return _device_count[0] > 1
-
-
 # (block, most blocks) of a launch, chosen once per process (the backend is fixed by then).
 _launch_shape: list[tuple[int, int]] = []
 _ONE = (1, 1, 1)
@@ -191,7 +178,7 @@ def contiguous(
     aligned, non-empty and on the one device there is (then ``launch`` does the work)."""
     n = shaping.size
     shape = shaping.shape
-    if not n or (_multi_device is not False and _several_devices()):
+    if not n or several_devices():
         return None
     ptrs = [0, 0, 0, 0]
     slots = None
@@ -282,13 +269,7 @@ def launch(
         align = min(a.dtype.itemsize, 8)
         if ptr % align or (not contiguous and any(st % align for st in a.strides)):
             raise _misaligned(a, ptr)
-    if _several_devices():
-        device = out0.device
-        for a in arrays:
-            if a.device != device:
-                raise ValueError(
-                    f"operands are on devices {device} and {a.device}: an operation needs all its arrays on one device"
-                )
+    check_devices(arrays)
     for a in arrays:
         a._order.before(stream)
     header_ptrs = ptrs

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from pygpu._contexts import Device
+from pygpu._multi_device import check_devices, current_device, several_devices
 from pygpu._pinned import pagelocked_empty
 from pygpu._pygpu import (
     DeviceAllocation,
@@ -56,6 +58,10 @@ class TransferMixin(ArrayFields):
         """Copies to the host: into ``ary`` (same shape and dtype) or a new array, in
         page-locked memory when ``pagelocked``. With ``async_`` and a page-locked result
         the copy may still be running on ``stream`` when this returns."""
+        if several_devices() and self.device != current_device():
+            # Ordered with the array's own device's work (a stream, if given, is of that device).
+            with Device(self.device):
+                return self.get(ary, pagelocked, async_, stream)
         self._order.before(stream)
         f = self._flags
         if f is None:
@@ -136,6 +142,9 @@ class TransferMixin(ArrayFields):
         if isinstance(ary, _core.GPUArray):
             copy_into(cast("GPUArray", self), ary, stream)
             return
+        if several_devices() and self.device != current_device():
+            with Device(self.device):
+                return self.set(ary, async_, stream)
         if ary.__class__ is not np.ndarray:
             ary = np.asarray(ary)
         if ary.shape != self.shape:
@@ -195,6 +204,7 @@ class TransferMixin(ArrayFields):
         me = cast("GPUArray", self)
         if self.size == 0:
             return me
+        check_devices((self,))
         shape, strides, itemsize = self.shape, self.strides, self.dtype.itemsize
         pattern = scalar.tobytes()
         if is_dense(shape, strides, itemsize) and _memset_width(pattern) is not None:
@@ -232,8 +242,9 @@ def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
     if dst.device != src.device:
         raise ValueError(
             f"cannot copy between devices: the source is on device {src.device}, the destination on "
-            f"device {dst.device}; copy through the host (get/set) or make both arrays on one device"
+            f"device {dst.device}; copy it over with copy_to({dst.device}) first"
         )
+    check_devices((dst,))
     src._order.before(stream)
     dst._order.before(stream)
     itemsize = dst.dtype.itemsize

@@ -1,6 +1,7 @@
 //! `Backend` for `CudaBackend`: each operation as the driver API call that performs it.
 
 use super::*;
+use crate::runtime::PeerCopy;
 
 impl Backend for CudaBackend {
     fn kind(&self) -> BackendKind {
@@ -482,5 +483,25 @@ impl Backend for CudaBackend {
 
     fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
         self.cuda_pool_reserved_bytes(device)
+    }
+
+    fn enable_peer_access(&self, peer: i32, flags: u32) -> Result<()> {
+        self.cuda_enable_peer_access(peer, flags)
+    }
+
+    fn disable_peer_access(&self, peer: i32) -> Result<()> {
+        self.cuda_disable_peer_access(peer)
+    }
+
+    fn memcpy_peer(&self, copy: &PeerCopy, stream: Option<StreamHandle>) -> Result<()> {
+        self.cuda_memcpy_peer(copy, stream)
+    }
+
+    fn ipc_get_event_handle(&self, event: EventHandle) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        self.cuda_ipc_get_event_handle(event)
+    }
+
+    fn ipc_open_event_handle(&self, handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
+        self.cuda_ipc_open_event_handle(handle)
     }
 }

@@ -32,6 +32,7 @@ mod backend;
 mod copy;
 mod device;
 mod module;
+mod peer;
 mod pitched_copy;
 mod pool;
 pub(crate) mod sys;

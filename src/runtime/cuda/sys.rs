@@ -5,8 +5,8 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub(crate) use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUipcMemHandle,
-    CUmemoryPool, CUmemorytype, CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
+    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUipcEventHandle,
+    CUipcMemHandle, CUmemoryPool, CUmemorytype, CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
 };
 use libloading::Library;
 
@@ -113,6 +113,12 @@ driver_api! {
     cuMemPoolSetAttribute(CUmemoryPool, c_int, *mut c_void);
     cuMemPoolGetAttribute(CUmemoryPool, c_int, *mut c_void);
     cuMemPoolTrimTo(CUmemoryPool, usize);
+    cuCtxEnablePeerAccess(CUcontext, c_uint);
+    cuCtxDisablePeerAccess(CUcontext);
+    cuMemcpyPeer(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, usize);
+    cuMemcpyPeerAsync(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, usize, CUstream);
+    cuIpcGetEventHandle(*mut CUipcEventHandle, CUevent);
+    cuIpcOpenEventHandle(*mut CUevent, CUipcEventHandle);
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`: the device has stream-ordered pools.

@@ -1,6 +1,7 @@
 //! `Backend` for `HostBackend`: each operation checked against the registry, then done on the CPU.
 
 use super::*;
+use crate::runtime::PeerCopy;
 
 impl Backend for HostBackend {
     fn kind(&self) -> BackendKind {
@@ -52,7 +53,7 @@ impl Backend for HostBackend {
     }
 
     fn malloc(&self, bytes: usize) -> Result<DevicePtr> {
-        self.cpu_malloc(bytes)
+        self.cpu_malloc_pages(bytes)
     }
 
     unsafe fn free(&self, ptr: DevicePtr) -> Result<()> {
@@ -401,16 +402,17 @@ impl Backend for HostBackend {
         Ok(device != peer)
     }
 
-    fn ipc_get_mem_handle(&self, _ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
-        Err(ipc_unavailable())
+    fn ipc_get_mem_handle(&self, ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        self.cpu_ipc_get_mem_handle(ptr)
     }
 
-    fn ipc_open_mem_handle(&self, _handle: &[u8; IPC_HANDLE_BYTES], _flags: u32) -> Result<DevicePtr> {
-        Err(ipc_unavailable())
+    fn ipc_open_mem_handle(&self, handle: &[u8; IPC_HANDLE_BYTES], flags: u32) -> Result<DevicePtr> {
+        self.cpu_ipc_open_mem_handle(handle, flags)
     }
 
-    unsafe fn ipc_close_mem_handle(&self, _ptr: DevicePtr) -> Result<()> {
-        Err(ipc_unavailable())
+    unsafe fn ipc_close_mem_handle(&self, ptr: DevicePtr) -> Result<()> {
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cpu_ipc_close_mem_handle(ptr) }
     }
 
     fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<DevicePtr> {
@@ -423,7 +425,7 @@ impl Backend for HostBackend {
         if let Some(ptr) = cache.take(device, class) {
             return Ok(ptr);
         }
-        let ptr = self.malloc(class)?;
+        let ptr = self.cpu_malloc(class)?;
         cache.add_live(ptr, device, class);
         Ok(ptr)
     }
@@ -453,20 +455,31 @@ impl Backend for HostBackend {
     fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
         Ok(Some(self.pool.lock().unwrap_or_else(|e| e.into_inner()).reserved(device)))
     }
+
+    fn enable_peer_access(&self, peer: i32, flags: u32) -> Result<()> {
+        self.cpu_enable_peer_access(peer, flags)
+    }
+
+    fn disable_peer_access(&self, peer: i32) -> Result<()> {
+        self.cpu_disable_peer_access(peer)
+    }
+
+    fn memcpy_peer(&self, copy: &PeerCopy, stream: Option<StreamHandle>) -> Result<()> {
+        self.cpu_memcpy_peer(copy, stream)
+    }
+
+    fn ipc_get_event_handle(&self, event: EventHandle) -> Result<[u8; IPC_HANDLE_BYTES]> {
+        self.cpu_ipc_get_event_handle(event)
+    }
+
+    fn ipc_open_event_handle(&self, handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
+        self.cpu_ipc_open_event_handle(handle)
+    }
 }
 
 /// The CUDA version whose runtime semantics the host backend follows: that of the bindings
 /// pygpu is built against (pygpu.driver.get_version()).
 const HOST_DRIVER_VERSION: i32 = 12080;
-
-fn ipc_unavailable() -> Error {
-    Error::Unavailable(
-        "interprocess memory handles (mem_get_ipc_handle, IPCMemoryHandle) are not available on the host \
-         backend: its device memory is private to the process. Share host data with \
-         multiprocessing.shared_memory, or use the cuda or hip backend"
-            .to_string(),
-    )
-}
 
 /// A GPU's default for each CUlimit (CUDA's documented defaults), None for unknown limits.
 fn default_limit(limit: i32) -> Option<usize> {

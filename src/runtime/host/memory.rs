@@ -29,10 +29,17 @@ impl HostBackend {
             return Ok(());
         }
         let mut state = self.state();
+        if Self::is_ipc_mapping(&state, ptr) {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE)); // closed with its IPCMemoryHandle
+        }
         let Some((bytes, _)) = state.allocations.remove(&ptr) else {
             return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
         };
         state.allocated_bytes -= bytes;
+        // SAFETY: removed from the registry just now, so unmapped at most once.
+        if unsafe { Self::unmap_pages(&mut state, ptr) } {
+            return Ok(());
+        }
         // SAFETY: ptr was returned by alloc_zeroed with this layout (the registry says so)
         // and has just been removed from it, so it is freed exactly once.
         unsafe { dealloc(ptr as *mut u8, layout(bytes)?) };

@@ -6,7 +6,7 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -68,6 +68,12 @@ struct State {
     /// Context limits set by context_set_limit (CUlimit -> value); the rest keep their defaults.
     limits: HashMap<i32, usize>,
     cache_config: i32,
+    /// (device, peer) pairs with peer access enabled.
+    peer_access: HashSet<(i32, i32)>,
+    /// Plain allocations (mem_alloc): whole pages, which can be shared with other processes.
+    page_mappings: HashMap<u64, ipc::PageMapping>,
+    /// Mappings of other processes' memory opened from IPC handles: start -> mapped bytes.
+    ipc_opened: HashMap<u64, usize>,
 }
 
 struct EventState {
@@ -238,9 +244,11 @@ fn layout(bytes: usize) -> Result<Layout> {
 mod attributes;
 mod backend;
 mod function_attributes;
+mod ipc;
 mod kernels;
 mod memory;
 pub(crate) mod module;
+mod peer;
 mod pool;
 #[cfg(test)]
 mod tests;

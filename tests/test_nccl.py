@@ -1,0 +1,198 @@
+"""pygpu.nccl: the loader's answer without NCCL and the argument checks (every backend), and
+collectives against numpy on two GPUs, in one process (init_all + group) and in two
+processes sharing a unique id (marked gpu; skipped without NCCL or a second GPU)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import run_python
+
+import pygpu
+from pygpu import _nccl_library, nccl
+
+N_DEVICES = pygpu.cudaGetDeviceCount()[0]
+IPC_TIMEOUT = 120
+spawn = multiprocessing.get_context("spawn")
+
+
+def _nccl_present() -> bool:
+    try:
+        _nccl_library.library()
+    except nccl.NcclUnavailableError:
+        return False
+    return True
+
+
+needs_nccl = pytest.mark.skipif(
+    pygpu.backend() != "cuda" or N_DEVICES < 2 or not _nccl_present(),
+    reason=f"needs NCCL and 2 GPUs on the cuda backend ({pygpu.backend()}, {N_DEVICES} device(s))",
+)
+
+
+def test_a_missing_library_is_a_clear_error() -> None:
+    result = run_python(
+        """
+        from pygpu import nccl
+        try:
+            nccl.get_unique_id()
+        except nccl.NcclUnavailableError as e:
+            print("unavailable:", e)
+        else:
+            print("loaded NCCL")
+        """,
+        env={"PYGPU_NCCL_LIBRARY": "/nonexistent/libnccl.so.2"},
+    )
+    assert result.returncode == 0, result.stderr
+    if "loaded NCCL" in result.stdout:
+        pytest.skip("this machine has NCCL (a wheel on sys.path or the system's)")
+    assert "pip install nvidia-nccl-cu13" in result.stdout and "/nonexistent/libnccl.so.2" in result.stdout
+
+
+def test_unique_ids_are_whole_and_new() -> None:
+    if not _nccl_present():
+        pytest.skip("no NCCL on this machine")
+    assert nccl.get_version() >= 20000
+    ids = {nccl.get_unique_id() for _ in range(3)}
+    assert len(ids) == 3 and all(len(u) == 128 for u in ids)
+
+
+def test_communicators_need_the_cuda_backend(backend: str) -> None:
+    if backend == "cuda":
+        pytest.skip("the cuda backend has NCCL")
+    with pytest.raises(nccl.NcclUnavailableError, match="cuda backend"):
+        nccl.Communicator(2, bytes(128), 0)
+    with pytest.raises(nccl.NcclUnavailableError, match="cuda backend"):
+        nccl.init_all([0])
+
+
+@pytest.fixture
+def unopened() -> Iterator[nccl.Communicator]:
+    """A communicator object that never reached NCCL: the checks made before any NCCL call run
+    on it. Its made-up handle is dropped before the object is, so nothing destroys it."""
+    comm = nccl.Communicator._wrap(12345, pygpu.cudaGetDevice()[0])
+    yield comm
+    comm._handle = None
+
+
+def test_buffers_are_checked_before_nccl_is_called(unopened: nccl.Communicator) -> None:
+    comm = unopened
+    a, b = pygpu.zeros(8, np.float32), pygpu.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="mismatched sizes"):
+        comm.all_reduce(a, b)
+    with pytest.raises(ValueError, match="mismatched sizes"):
+        comm.all_reduce(a, pygpu.zeros(8, np.float64))
+    with pytest.raises(ValueError, match="op must be one of"):
+        comm.all_reduce(a, a, op="xor")
+    with pytest.raises(TypeError, match="prod of complex"):
+        comm.all_reduce(pygpu.zeros(2, np.complex64), pygpu.zeros(2, np.complex64), op="prod")
+    with pytest.raises(TypeError, match="not int16"):
+        comm.reduce(pygpu.zeros(2, np.int16), pygpu.zeros(2, np.int16))
+    with pytest.raises(ValueError, match="contiguous"):
+        comm.send(pygpu.zeros((4, 4))[:, ::2], peer=1)
+    with pytest.raises(TypeError, match="__cuda_array_interface__"):
+        comm.send([1.0, 2.0], peer=1)
+    comm._handle = None  # as close() leaves it, without calling NCCL
+    with pytest.raises(ValueError, match="closed"):
+        comm.all_reduce(a, a)
+    comm.close()  # idempotent
+
+
+def test_buffers_of_another_device_are_refused(unopened: nccl.Communicator) -> None:
+    if N_DEVICES < 2:
+        pytest.skip(f"needs 2 devices, this process has {N_DEVICES}")
+    comm = unopened
+    with pygpu.Device(1):
+        on1 = pygpu.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="on device 1, but this communicator runs on device 0"):
+        comm.all_reduce(on1, on1)
+
+
+# ---------------------------------------------------------------- on two GPUs
+
+
+@needs_nccl
+@pytest.mark.gpu
+def test_collectives_in_one_process_match_numpy() -> None:
+    comms = nccl.init_all([0, 1])
+    assert [c.rank for c in comms] == [0, 1] and comms[0].nranks == 2
+    xs = [np.arange(6, dtype=np.float32) + 10 * r for r in range(2)]
+    arrays = []
+    for r in range(2):
+        with pygpu.Device(r):
+            arrays.append((pygpu.to_gpu(xs[r]), pygpu.zeros(6, np.float32), pygpu.zeros(12, np.float32)))
+    with nccl.group():
+        for r, c in enumerate(comms):
+            c.all_reduce(arrays[r][0], arrays[r][1])
+    with nccl.group():
+        for r, c in enumerate(comms):
+            c.all_gather(arrays[r][0], arrays[r][2])
+    for r in range(2):
+        with pygpu.Device(r):
+            np.testing.assert_array_equal(arrays[r][1].get(), xs[0] + xs[1])
+            np.testing.assert_array_equal(arrays[r][2].get(), np.concatenate(xs))
+    for c in comms:
+        c.close()
+    with pytest.raises(ValueError, match="closed"):
+        comms[0].all_reduce(arrays[0][0], arrays[0][1])
+
+
+def _rank(rank: int, uid: bytes, results: Any) -> None:
+    """One rank of two, on GPU ``rank``: each collective against numpy."""
+    with pygpu.Device(rank):
+        comm = nccl.Communicator(2, uid, rank)
+        x = np.arange(8, dtype=np.float64) * (rank + 1)
+        a, out = pygpu.to_gpu(x), pygpu.zeros(8, np.float64)
+        comm.all_reduce(a, out, op="max")
+        checks = {"all_reduce max": np.array_equal(out.get(), np.arange(8) * 2.0)}
+        comm.broadcast(a, out, root=1)
+        checks["broadcast"] = np.array_equal(out.get(), np.arange(8) * 2.0)
+        comm.reduce(a, out, op="sum", root=0)
+        if rank == 0:
+            checks["reduce"] = np.array_equal(out.get(), np.arange(8) * 3.0)
+        half = pygpu.zeros(4, np.float64)
+        comm.reduce_scatter(a, half)
+        checks["reduce_scatter"] = np.array_equal(half.get(), (np.arange(8) * 3.0)[4 * rank : 4 * rank + 4])
+        c = pygpu.to_gpu(np.full(3, 1 + 2j * rank, np.complex128))
+        got = pygpu.zeros(3, np.complex128)
+        with nccl.group():
+            comm.send(c, peer=1 - rank)
+            comm.recv(got, peer=1 - rank)
+        checks["send/recv"] = np.array_equal(got.get(), np.full(3, 1 + 2j * (1 - rank)))
+        stream = pygpu.driver.Stream()
+        comm.all_reduce(c, c, stream=stream)
+        stream.synchronize()
+        checks["complex sum on a stream"] = np.array_equal(c.get(), np.full(3, 2 + 2j))
+        comm.close()
+    results.put((rank, checks))
+
+
+@needs_nccl
+@pytest.mark.gpu
+def test_collectives_in_two_processes_match_numpy() -> None:
+    uid = nccl.get_unique_id()
+    results = spawn.Queue()
+    ranks = [spawn.Process(target=_rank, args=(r, uid, results)) for r in range(2)]
+    for p in ranks:
+        p.start()
+    answers = {}
+    deadline = time.monotonic() + IPC_TIMEOUT
+    try:
+        while len(answers) < 2:
+            try:
+                rank, checks = results.get(timeout=0.5)
+                answers[rank] = checks
+            except queue.Empty:
+                dead = [p.exitcode for p in ranks if not p.is_alive() and p.exitcode != 0]
+                assert not dead and time.monotonic() < deadline, f"a rank failed ({dead}) or timed out"
+    finally:
+        for p in ranks:
+            p.join(IPC_TIMEOUT)
+    for rank, checks in answers.items():
+        assert all(checks.values()), (rank, checks)
