@@ -30,6 +30,7 @@ from pygpu._generated_kernel import (
     prepared_signature,
     type_prelude,
 )
+from pygpu._multi_device import several_devices
 from pygpu._pygpu import Function
 from pygpu.gpuarray import GPUArray
 from pygpu.tools import Argument, VectorArg, parse_c_args
@@ -238,7 +239,8 @@ class ElementwiseKernel:
         return n
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        if self._prepared and len(args) == len(self.arguments) and (not kwargs or kwargs.keys() == {"stream"}):
+        fast = self._prepared and len(args) == len(self.arguments) and (not kwargs or kwargs.keys() == {"stream"})
+        if fast and not several_devices():  # with several devices, the checked path compares them
             n = self._contiguous_size(args)
             if n == 0:
                 return
