@@ -36,7 +36,7 @@ impl DeviceAllocation {
         Self::wrap(DeviceBuffer::pooled(bytes)?, bytes)
     }
 
-    fn wrap(buffer: DeviceBuffer, bytes: usize) -> PyResult<Self> {
+    pub fn wrap(buffer: DeviceBuffer, bytes: usize) -> PyResult<Self> {
         Ok(DeviceAllocation {
             ptr: buffer.ptr(),
             bytes,
