@@ -299,6 +299,32 @@ mod tests {
     }
 
     #[test]
+    fn device_blocks_come_back_when_dropped_and_keep_their_data() {
+        if crate::runtime::set_backend("host").is_err() {
+            return; // another backend is active in this test process
+        }
+        let Ok(pool) = DeviceBinPool::new() else { return };
+        if pool.ctx.kind() != crate::runtime::BackendKind::Host {
+            return;
+        }
+        let mut block = pool.allocate(1000).unwrap();
+        let (ptr, bytes) = (block.ptr(), block.bytes());
+        assert_eq!(bytes, alloc_size(bin_number(1000)).unwrap());
+        block.copy_from_host(&[7u64; 125]).unwrap();
+        drop(block);
+        let counts = pool.bins().counts();
+        assert_eq!((counts.held_blocks, counts.active_blocks, counts.managed_bytes), (1, 0, bytes));
+        let again = pool.allocate(1010).unwrap();
+        assert_eq!(again.ptr(), ptr, "the same size class reuses the held block");
+        let mut back = [0u64; 125];
+        again.copy_to_host(&mut back).unwrap();
+        assert_eq!(back, [7u64; 125], "a held block keeps its memory (nothing freed it)");
+        pool.bins().stop_holding();
+        drop(again);
+        assert_eq!(pool.bins().counts(), PoolCounts::default(), "after stop_holding the block is freed");
+    }
+
+    #[test]
     fn eight_threads_never_share_a_block() {
         let (live, next) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let pool = Arc::new(BinPool::default());
