@@ -61,11 +61,15 @@ mod _pygpu {
         cuda_device_set_cache_config, cuda_device_set_limit, cuda_driver_get_version, device_attributes,
     };
     #[pymodule_export]
+    use crate::python::device_memory_pool::{DeviceMemoryPool, PooledDeviceAllocation};
+    #[pymodule_export]
     use crate::python::host_registration::RegisteredHostMemory;
     #[pymodule_export]
     use crate::python::interop::{event_record_raw, stream_wait_event_raw};
     #[pymodule_export]
     use crate::python::ipc::{mem_get_ipc_handle, IPCMemoryHandle};
+    #[pymodule_export]
+    use crate::python::page_locked_pool::{PageLockedMemoryPool, PooledHostAllocation};
     #[pymodule_export]
     use crate::python::peer::{
         cuda_device_disable_peer_access, cuda_device_enable_peer_access, cuda_memcpy_peer, cuda_memcpy_peer_async,

@@ -648,3 +648,74 @@ def cudaMemcpyPeerAsync(
     stream: cudaStream_t | None = None,
 ) -> cudaError:
     """The same, ordered on ``stream`` (a stream of the current device)."""
+
+# --- PyCUDA's memory pools (pygpu.tools) ----------------------------------------
+
+@final
+class DeviceMemoryPool:
+    """Device memory held for reuse (PyCUDA's ``pycuda.tools.DeviceMemoryPool``), on the device
+    current when the pool was made. Requests are rounded up to a size class; freed blocks are
+    held for the next request of their class. Out of memory, the held blocks are freed and the
+    allocation tried once more."""
+    def __new__(cls) -> Self: ...
+    def allocate(self, size: int) -> PooledDeviceAllocation:
+        """``size`` bytes: a held block when one fits (pass ``pool.allocate`` as an allocator)."""
+    def __call__(self, size: int) -> PooledDeviceAllocation: ...
+    @property
+    def held_blocks(self) -> int: ...
+    @property
+    def active_blocks(self) -> int: ...
+    @property
+    def managed_bytes(self) -> int:
+        """Bytes held from the device: active and held blocks, whole size classes."""
+    @property
+    def active_bytes(self) -> int: ...
+    @property
+    def device(self) -> int: ...
+    @staticmethod
+    def bin_number(size: int) -> int:
+        """The size class of a request of ``size`` bytes."""
+    @staticmethod
+    def alloc_size(bin_nr: int) -> int:
+        """The bytes a block of size class ``bin_nr`` holds."""
+    def free_held(self) -> None:
+        """Frees the held blocks."""
+    def stop_holding(self) -> None:
+        """Frees the held blocks, and from now on each block as it is freed."""
+
+@final
+class PooledDeviceAllocation(DeviceAllocation):
+    """A block of a DeviceMemoryPool, usable wherever a DeviceAllocation is; ``free()`` (or
+    its last reference going) gives it back to the pool."""
+
+@final
+class PageLockedMemoryPool:
+    """Page-locked host memory held for reuse (PyCUDA's ``pycuda.tools.PageLockedMemoryPool``)."""
+    def __new__(cls) -> Self: ...
+    def allocate(self, shape: int | Iterable[int], dtype: Any, order: str = "C") -> npt.NDArray[Any]:
+        """An uninitialised numpy array in pooled page-locked memory; its block goes back to the
+        pool with the array's last view."""
+    @property
+    def held_blocks(self) -> int: ...
+    @property
+    def active_blocks(self) -> int: ...
+    @property
+    def managed_bytes(self) -> int: ...
+    @property
+    def active_bytes(self) -> int: ...
+    @staticmethod
+    def bin_number(size: int) -> int: ...
+    @staticmethod
+    def alloc_size(bin_nr: int) -> int: ...
+    def free_held(self) -> None: ...
+    def stop_holding(self) -> None: ...
+
+@final
+class PooledHostAllocation:
+    """A block of a PageLockedMemoryPool (the base of the arrays it hands out)."""
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...

@@ -8,6 +8,8 @@
 Two kernels, any length: the first gives one partial result per block (a grid-stride loop
 per thread, then a tree in shared memory), the second reduces the partials in one block.
 The reduce expression must be associative and commutative (threads combine in any order).
+``range=slice(start, stop, step)`` (or a ``range``) reduces over exactly those ``i``;
+``slice=`` is clipped to the first array as Python slices are (PyCUDA's keywords).
 """
 
 from __future__ import annotations
@@ -67,13 +69,16 @@ __device__ __forceinline__ {out_type} pygpu_reduce_op({out_type} a, {out_type} b
   return ({reduce_expr});
 }}
 
-extern "C" __global__ void {name}_stage1({params}{sep}{out_type} *pygpu_partial, {INDEX_TYPE} n)
+extern "C" __global__ void {name}_stage1({params}{sep}{out_type} *pygpu_partial,
+    {INDEX_TYPE} pygpu_start, {INDEX_TYPE} pygpu_step, {INDEX_TYPE} n)
 {{
   __shared__ {out_type} shared[{block}];
   const {INDEX_TYPE} threads = ({INDEX_TYPE})blockDim.x * gridDim.x;
   {out_type} acc = ({neutral});
-  for ({INDEX_TYPE} i = ({INDEX_TYPE})blockIdx.x * blockDim.x + threadIdx.x; i < n; i += threads)
+  for ({INDEX_TYPE} k = ({INDEX_TYPE})blockIdx.x * blockDim.x + threadIdx.x; k < n; k += threads) {{
+    const {INDEX_TYPE} i = pygpu_start + k * pygpu_step;
     acc = pygpu_reduce_op(acc, ({map_expr}));
+  }}
   {_tree(out_type, block)}
   if (threadIdx.x == 0) pygpu_partial[blockIdx.x] = shared[0];
 }}
@@ -105,8 +110,9 @@ def _complex_neutral(dtype: np.dtype, neutral: str) -> str:
 class ReductionKernel:
     """``reduce_expr`` (over ``a`` and ``b``, starting from ``neutral``) applied to
     ``map_expr`` (over index ``i`` of ``arguments``; default ``in[i]``) for every ``i``
-    below the size of the first array argument; the result is a 0-d GPUArray of
-    ``dtype_out``. Called as ``kernel(*args, stream=None, out=None)``."""
+    below the size of the first array argument (or in ``range=``/``slice=``); the result is
+    a 0-d GPUArray of ``dtype_out``. Called as
+    ``kernel(*args, stream=None, out=None, allocator=None, range=None, slice=None)``."""
 
     def __init__(
         self,
@@ -159,27 +165,62 @@ class ReductionKernel:
         stream = kwargs.pop("stream", None)
         out = kwargs.pop("out", None)
         allocator = kwargs.pop("allocator", None) or self.allocator
+        range_ = kwargs.pop("range", None)
+        slice_ = kwargs.pop("slice", None)
         if kwargs:
             raise TypeError(f"ReductionKernel got unknown keyword arguments: {', '.join(sorted(kwargs))}")
         what = f"ReductionKernel {self.name!r}"
         launch, vectors = pack_arguments(self.arguments, args, what)
-        n = vectors[0].size
-        check_sizes(self.arguments, vectors, n, what)
+        start, step, n = _index_range(range_, slice_, vectors[0].size, what)
+        if n:
+            check_sizes(self.arguments, vectors, max(start, start + (n - 1) * step) + 1, what)
         if out is None:
             out = gpuarray.empty((), self.dtype_out, allocator=allocator)
         elif getattr(out, "dtype", None) != self.dtype_out or getattr(out, "size", 0) != 1:
             raise ValueError(f"{what}: out= must be a GPUArray of one {self.dtype_out} element")
         block = self._block
         blocks = launch_size(n, block) if n else 0
+        indices = (np.int64(start), np.int64(step), np.int64(n))
         if blocks == 1:
             # One block reduces everything: its partial is the result (no second launch, and
             # one allocation, as PyCUDA's single-stage case).
-            self.stage1(*launch, out, np.int64(n), block=(block, 1, 1), grid=(1, 1), stream=stream)
+            self.stage1(*launch, out, *indices, block=(block, 1, 1), grid=(1, 1), stream=stream)
             return out
         if blocks:
             partial = gpuarray.empty((blocks,), self.dtype_out, allocator=allocator)
-            self.stage1(*launch, partial, np.int64(n), block=(block, 1, 1), grid=(blocks, 1), stream=stream)
+            self.stage1(*launch, partial, *indices, block=(block, 1, 1), grid=(blocks, 1), stream=stream)
         else:
             partial = out  # not read: stage 2 over no partials writes the neutral element
         self.stage2(partial, out, np.int64(blocks), block=(block, 1, 1), grid=(1, 1), stream=stream)
         return out
+
+
+def _index_range(range_: Any, slice_: Any, size: int, what: str) -> tuple[int, int, int]:
+    """(first index, step, count) of the indices a call reduces over: all of the first
+    array's, ``range=`` exactly (each index inside the first array), or ``slice=`` clipped."""
+    if range_ is not None and slice_ is not None:
+        raise TypeError(f"{what}: pass range= or slice=, not both")
+    if slice_ is not None:
+        if not isinstance(slice_, slice):
+            raise TypeError(f"{what}: slice= takes a slice, not {type(slice_).__name__}")
+        start, stop, step = slice_.indices(size)
+        return start, step, len(range(start, stop, step))
+    if range_ is None:
+        return 0, 1, size
+    if not isinstance(range_, (slice, range)):
+        raise TypeError(f"{what}: range= takes a slice or range, not {type(range_).__name__}")
+    if range_.stop is None:
+        raise ValueError(f"{what}: range= needs a stop")
+    start = 0 if range_.start is None else int(range_.start)
+    step = 1 if range_.step is None else int(range_.step)
+    if step == 0:
+        raise ValueError(f"{what}: range= step cannot be zero")
+    indices = range(start, int(range_.stop), step)
+    if indices:
+        low, high = min(indices[0], indices[-1]), max(indices[0], indices[-1])
+        if low < 0 or high >= size:
+            raise IndexError(
+                f"{what}: range={range_!r} reaches index {low if low < 0 else high}, outside the first "
+                f"array (size {size}); use slice= to clip to the array"
+            )
+    return start, step, len(indices)

@@ -20,6 +20,7 @@ from pygpu._mempool import (
     DeviceMemoryPool,
     PageLockedMemoryPool,
     PooledDeviceAllocation,
+    PooledHostAllocation,
     bitlog2,
 )
 
@@ -30,6 +31,7 @@ __all__ = [
     "OccupancyRecord",
     "PageLockedMemoryPool",
     "PooledDeviceAllocation",
+    "PooledHostAllocation",
     "ScalarArg",
     "VectorArg",
     "bitlog2",

@@ -36,7 +36,7 @@ impl DeviceAllocation {
         Self::wrap(DeviceBuffer::pooled(bytes)?, bytes)
     }
 
-    fn wrap(buffer: DeviceBuffer, bytes: usize) -> PyResult<Self> {
+    pub fn wrap(buffer: DeviceBuffer, bytes: usize) -> PyResult<Self> {
         Ok(DeviceAllocation {
             ptr: buffer.ptr(),
             bytes,
@@ -204,12 +204,12 @@ fn check_fits(what: &str, bytes: usize, capacity: Option<usize>) -> PyResult<()>
     }
 }
 
-fn run_copy<F>(py: Python<'_>, bytes: usize, asynchronous: bool, copy: F) -> PyResult<()>
+fn run_copy<F>(py: Python<'_>, bytes: usize, copy: F) -> PyResult<()>
 where
     F: FnOnce() -> crate::runtime::Result<()> + Send,
 {
-    // Async copies return quickly; only big synchronous ones are worth a GIL release.
-    if bytes >= RELEASE_GIL_BYTES && !asynchronous {
+    // Asynchronous ones too: from pageable memory they copy the data (staged) before returning.
+    if bytes >= RELEASE_GIL_BYTES {
         Ok(py.detach(copy)?)
     } else {
         Ok(copy()?)
@@ -257,7 +257,7 @@ pub fn memcpy_htod(
     let src_addr = buf.ptr() as usize;
     // SAFETY: buf holds the exporter's buffer (and so its memory) until after the copy;
     // an async copy from pageable memory returns only once the source was staged.
-    run_copy(py, bytes, s.is_some(), move || unsafe { b.memcpy_htod(dst, src_addr as *const u8, bytes, s) })
+    run_copy(py, bytes, move || unsafe { b.memcpy_htod(dst, src_addr as *const u8, bytes, s) })
 }
 
 /// Fills the whole C-contiguous writable host buffer `dest` from the device address `src`.
@@ -279,7 +279,7 @@ pub fn memcpy_dtoh(
     // SAFETY: buf keeps the writable destination alive until after the copy returns; an
     // async copy into pageable memory completes before returning, and into pinned memory
     // the caller owns the buffer until the stream is synchronised, as in CUDA.
-    run_copy(py, bytes, s.is_some(), move || unsafe { b.memcpy_dtoh(dst_addr as *mut u8, src_ptr, bytes, s) })
+    run_copy(py, bytes, move || unsafe { b.memcpy_dtoh(dst_addr as *mut u8, src_ptr, bytes, s) })
 }
 
 /// Copies `size` bytes between device addresses (default: the smaller allocation).
@@ -310,7 +310,7 @@ pub fn memcpy_dtod(
     check_fits("memcpy_dtod source", bytes, src_cap)?;
     let s = optional_stream(stream)?;
     let b = backend()?;
-    run_copy(py, bytes, s.is_some(), move || b.memcpy_dtod(dst, src_ptr, bytes, s))
+    run_copy(py, bytes, move || b.memcpy_dtod(dst, src_ptr, bytes, s))
 }
 
 fn memset(

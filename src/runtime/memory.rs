@@ -52,6 +52,14 @@ pub struct DeviceBuffer {
     ctx: Arc<Context>,
     /// From `pool::default_pool()`.
     pooled: bool,
+    /// Set while a user's memory pool lends the block out: dropping gives it back there.
+    lender: Option<Arc<dyn BlockLender>>,
+}
+
+/// Takes back a block it lent out (a `DeviceMemoryPool`) when the borrower drops it.
+pub trait BlockLender: Send + Sync {
+    /// `block` as it was before `lend`, owning its memory again.
+    fn take_back(&self, block: DeviceBuffer);
 }
 
 /// Plain numbers, which may be copied to and from device memory byte for byte.
@@ -74,7 +82,7 @@ impl DeviceBuffer {
 
     pub fn alloc(ctx: &Arc<Context>, bytes: usize) -> Result<Self> {
         let ptr = ctx.backend().malloc(bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, ctx: ctx.clone(), pooled: false })
+        Ok(DeviceBuffer { ptr, bytes, ctx: ctx.clone(), pooled: false, lender: None })
     }
 
     /// `bytes` from the caching pool on the current device (plain `malloc` where
@@ -86,7 +94,13 @@ impl DeviceBuffer {
             return Self::alloc(&ctx, bytes);
         }
         let ptr = pool.alloc(ctx.backend(), ctx.device(), bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, ctx, pooled: true })
+        Ok(DeviceBuffer { ptr, bytes, ctx, pooled: true, lender: None })
+    }
+
+    /// This block, given back to `lender` instead of freed when dropped.
+    pub fn lend(mut self, lender: Arc<dyn BlockLender>) -> Self {
+        self.lender = Some(lender);
+        self
     }
 
     pub fn ptr(&self) -> DevicePtr {
@@ -146,6 +160,11 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
+        if let Some(lender) = self.lender.take() {
+            let (ptr, bytes, pooled) = (self.ptr, self.bytes, self.pooled);
+            lender.take_back(DeviceBuffer { ptr, bytes, ctx: self.ctx.clone(), pooled, lender: None });
+            return;
+        }
         if super::in_forked_child() {
             return; // the parent owns the memory
         }

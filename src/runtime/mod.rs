@@ -17,6 +17,7 @@
 //! Methods taking an opaque handle are safe (only a backend makes handles); methods that
 //! take raw pointers or destroy a handle are `unsafe fn` with a `# Safety` section.
 
+pub mod bin_pool;
 pub mod context;
 pub mod cuda;
 pub mod error;

@@ -119,6 +119,7 @@ driver_api! {
     cuMemcpyPeerAsync(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, usize, CUstream);
     cuIpcGetEventHandle(*mut CUipcEventHandle, CUevent);
     cuIpcOpenEventHandle(*mut CUevent, CUipcEventHandle);
+    cuPointerGetAttribute(*mut c_void, c_int, CUdeviceptr);
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`: the device has stream-ordered pools.
@@ -127,6 +128,10 @@ pub(crate) const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: c_int = 115;
 /// synchronising, and the bytes it holds from the device.
 pub(crate) const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
 pub(crate) const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
+
+/// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`: fails for pageable host memory (which the driver
+/// does not know), so copies can tell it from page-locked memory.
+pub(crate) const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
 
 /// JIT options of cuModuleLoadDataEx (CUjit_option).
 pub(crate) const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
