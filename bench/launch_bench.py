@@ -85,7 +85,8 @@ def cupy_calls() -> dict[str, Callable[[], Any]] | str:
     for dtype, ctype in CTYPES.items():
         a, b = cp.asarray(rng.random(N).astype(dtype)), cp.asarray(rng.random(N).astype(dtype))
         z = cp.empty_like(a)
-        axpy = cp.ElementwiseKernel(f"{ctype} a, {ctype} x, {ctype} y", f"{ctype} z", "z = a*x + y", f"axpy_{ctype}")
+        # CuPy names parameter types as numpy does ("float" would be float64 there)
+        axpy = cp.ElementwiseKernel(f"{dtype} a, {dtype} x, {dtype} y", f"{dtype} z", "z = a*x + y", f"axpy_{ctype}")
         scalar = np.dtype(dtype).type(2.0)
         calls[f"a + b {dtype}"] = lambda a=a, b=b: a + b
         calls[f"a * 2.0 {dtype}"] = lambda a=a: a * 2.0
