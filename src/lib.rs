@@ -39,6 +39,8 @@ mod _pygpu {
         DeviceAllocation, HostAllocation,
     };
     #[pymodule_export]
+    use crate::python::memory::{is_device_memory, AllocationExport};
+    #[pymodule_export]
     use crate::python::memory_pool::{get_default_memory_pool, MemoryPool};
     #[pymodule_export]
     use crate::python::module::{Function, Module};

@@ -4,6 +4,7 @@ hang or leave pygpu unusable."""
 from __future__ import annotations
 
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -227,3 +228,131 @@ def test_kernel_fault_surfaces_as_a_cuda_error() -> None:
     assert result.returncode == 0, result.stderr
     assert "caught LaunchError 700 cudaErrorIllegalAddress" in result.stdout
     assert "after: 700" in result.stdout
+
+
+def test_free_during_a_running_host_kernel_waits_for_it(backend: str) -> None:
+    """free() on one thread while a kernel on another writes the memory: the memory stays
+    mapped until the kernel ends (a GPU's cudaFree waits likewise), then it is released."""
+    if backend != "host":
+        pytest.skip("on a GPU the driver orders cudaFree after running kernels")
+    result = run_python(
+        f"""
+        import threading, time, numpy as np, pygpu
+        spin = pygpu.load_kernels("testing").get_function("spin")
+        x = pygpu.mem_alloc(16 << 20)   # large: freed memory is unmapped, a stray write faults
+        free_before = pygpu.mem_get_info()[0]
+        t = threading.Thread(target=lambda: spin(x, np.int64({spin_iterations(backend, 0.6)}), block=1))
+        t.start()
+        time.sleep(0.2)
+        x.free()
+        t.join()
+        assert pygpu.mem_get_info()[0] >= free_before + (16 << 20), "released once the kernel ended"
+        print("ok")
+        """
+    )
+    assert result.returncode == 0 and "ok" in result.stdout, (result.returncode, result.stderr)
+
+
+def test_fork_while_another_thread_holds_the_backend(backend: str) -> None:
+    """Forks while another thread keeps the host backend busy with large copies (holding its
+    registry lock): every child must be able to use pygpu (a GPU backend refuses, see above)."""
+    if backend != "host":
+        pytest.skip("GPU backends refuse in a forked child")
+    result = run_python(
+        """
+        import os, signal, threading, numpy as np, pygpu
+        host = np.ones(32 << 20, np.uint8)
+        dev = pygpu.mem_alloc(host.nbytes)
+        stop = threading.Event()
+        def copy():
+            while not stop.is_set():
+                pygpu.memcpy_htod(dev, host)
+        t = threading.Thread(target=copy)
+        t.start()
+        failures = 0
+        for _ in range(12):
+            pid = os.fork()
+            if pid == 0:
+                signal.alarm(10)   # a deadlocked child dies instead of hanging the test
+                a = pygpu.mem_alloc(64)
+                pygpu.memset_d8(a, 1, 64)
+                out = np.zeros(64, np.uint8)
+                pygpu.memcpy_dtoh(out, a)
+                os._exit(0 if out.sum() == 64 else 5)
+            _, status = os.waitpid(pid, 0)
+            failures += os.waitstatus_to_exitcode(status) != 0
+        stop.set()
+        t.join()
+        print("failures", failures)
+        """,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "failures 0" in result.stdout, (result.stdout, result.stderr)
+
+
+def test_truncated_kernel_libraries_are_refused_before_loading(backend: str) -> None:
+    """dlopen of a truncated ELF file is SIGBUS: images are checked first (subprocess: a
+    regression would kill the test process)."""
+    if backend != "host":
+        pytest.skip("host kernels libraries; GPU images are the driver's to check")
+    result = run_python(
+        """
+        import os, pygpu
+        from pygpu._kernels import KERNELS_DIR
+        image = open(os.path.join(KERNELS_DIR, "libtesting.so"), "rb").read()
+        n = len(image)
+        refused = 0
+        for cut in sorted({4, 16, 63, 64, 100, 4096, n // 4, n // 2, n - 4096, n - 100, n - 1}):
+            try:
+                pygpu.Module(image[:cut])
+            except pygpu.CudaError as e:
+                refused += "damaged or truncated" in str(e) or "not an ELF" in str(e)
+            else:
+                print("loaded", cut)
+        pygpu.Module(image)   # the whole image still loads
+        print("refused", refused)
+        """
+    )
+    assert result.returncode == 0 and "refused 11" in result.stdout, (result.stdout, result.stderr)
+
+
+def test_module_from_file_names_what_is_wrong(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(IsADirectoryError, match=str(tmp_path)):
+        pygpu.Module.from_file(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="missing.so"):
+        pygpu.Module.from_file(str(tmp_path / "missing.so"))
+    with pytest.raises(ValueError):
+        pygpu.Module.from_file("/tmp/a\0b")
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="not a regular file"):
+        pygpu.Module.from_file("/dev/zero")  # endless: refused, not read
+    assert time.perf_counter() - t0 < 1
+
+
+def test_public_functions_stay_within_an_address_space_limit() -> None:
+    """The fuzzed arguments of test_fuzz.test_functions_reject_invalid_arguments under
+    RLIMIT_AS: host memory sized by an argument must be checked against what is available
+    (an error), never promised and then touched (an OOM kill on a machine without the limit)."""
+    result = run_python(
+        """
+        import resource, itertools, numpy as np, pygpu
+        from test_fuzz import LOW_LEVEL, WEIRD_VALUES
+        pygpu.mem_alloc(16)   # start the backend and its thread pool before the limit
+        pages = int(open("/proc/self/statm").read().split()[0])
+        limit = pages * resource.getpagesize() + (3 << 30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+        sizes = [v for v in WEIRD_VALUES if isinstance(v, int) or isinstance(v, float)]
+        calls = 0
+        for f in LOW_LEVEL:
+            for args in itertools.chain(((v,) for v in WEIRD_VALUES), itertools.product(sizes, repeat=2)):
+                try:
+                    f(*args)
+                except Exception:
+                    pass
+                calls += 1
+        print("calls", calls)
+        """,
+        env={"PYTHONPATH": os.path.dirname(__file__) + os.pathsep + os.environ.get("PYTHONPATH", "")},
+        timeout=300,
+    )
+    assert result.returncode == 0 and "calls" in result.stdout, (result.returncode, result.stderr[-2000:])

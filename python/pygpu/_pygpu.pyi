@@ -3,7 +3,7 @@
 
 import os
 from collections.abc import Iterable
-from typing import Any, Generic, TypeAlias, TypeVar, final
+from typing import Any, Generic, Protocol, SupportsIndex, TypeAlias, TypeVar, final
 
 import numpy as np
 import numpy.typing as npt
@@ -201,7 +201,14 @@ def cudaEventDestroy(event: cudaEvent_t) -> cudaError: ...
 
 # --- memory ---------------------------------------------------------------------
 
-_DevicePointer: TypeAlias = "DeviceAllocation | int"
+class _DeviceSpan(Protocol):
+    """A contiguous GPUArray: its ``ptr`` and ``nbytes`` (addresses otherwise come only by ``__index__``)."""
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+
+_DevicePointer: TypeAlias = "DeviceAllocation | SupportsIndex | _DeviceSpan"
 
 @disjoint_base
 class DeviceAllocation:
@@ -221,8 +228,21 @@ class DeviceAllocation:
     @property
     def freed(self) -> bool: ...
     def free(self) -> None:
-        """Releases the memory now; later use raises. Idempotent."""
+        """Releases the memory now; later use raises. Idempotent. Raises BufferError while a
+        zero-copy export of the address (numpy array, DLPack tensor) is alive."""
+    def _export(self) -> AllocationExport:
+        """A lease that makes ``free()`` refuse until it is dropped (held by exports)."""
 
+@final
+class AllocationExport:
+    """One live zero-copy export of a DeviceAllocation: keeps it alive and ``free()`` refused."""
+    @property
+    def allocation(self) -> DeviceAllocation: ...
+
+def is_device_memory(ptr: int, nbytes: int) -> bool | None:
+    """Whether ``[ptr, ptr + nbytes)`` lies inside one live pygpu allocation (or page-locked or
+    registered host memory): a bool where the backend keeps a registry (host), None where it
+    cannot tell (GPU backends)."""
 @final
 class HostAllocation:
     """Page-locked host memory exposing the buffer protocol (see pagelocked_empty).

@@ -180,9 +180,10 @@ unsafe impl Sync for PinnedBuffer {}
 impl PinnedBuffer {
     pub fn new(bytes: usize) -> Result<Self> {
         let backend = backend()?;
-        // More page-locked memory than the machine has can never be pinned, and asking the
-        // driver for it gets the process killed by the kernel's OOM killer, not an error.
-        if bytes > physical_memory() {
+        // Page-locked memory cannot be swapped out: more than is available now can never be
+        // pinned, and asking the driver for it gets the process killed by the kernel's OOM
+        // killer, not an error.
+        if bytes > available_memory() {
             return Err(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, backend.kind()));
         }
         let ptr = backend.host_alloc(bytes)?;
@@ -195,7 +196,7 @@ impl PinnedBuffer {
             return Self::new(bytes);
         }
         let backend = backend()?;
-        if bytes > physical_memory() {
+        if bytes > available_memory() {
             return Err(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, backend.kind()));
         }
         let ptr = backend.host_alloc_flags(bytes, flags)?;
@@ -236,6 +237,41 @@ pub fn physical_memory() -> usize {
         (pages as usize).saturating_mul(page_size as usize)
     } else {
         1 << 34
+    }
+}
+
+/// Host memory this process can still get now: the kernel's MemAvailable estimate (physical
+/// memory where /proc/meminfo cannot be read), bounded by what the address-space limit
+/// (RLIMIT_AS) leaves. Requests sized by an argument are checked against it before they are
+/// made, since memory that is promised (overcommitted) but not there is an OOM kill, not an error.
+pub fn available_memory() -> usize {
+    let mut available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib.saturating_mul(1024))
+        })
+        .unwrap_or_else(physical_memory);
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0 && limit.rlim_cur != libc::RLIM_INFINITY {
+        let used = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<usize>().ok())
+            .map_or(0, |pages| pages.saturating_mul(page_bytes()));
+        available = available.min((limit.rlim_cur as usize).saturating_sub(used));
+    }
+    available
+}
+
+fn page_bytes() -> usize {
+    // SAFETY: sysconf only reads system configuration.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
     }
 }
 

@@ -397,6 +397,12 @@ pub trait Backend: Send + Sync {
     fn pool_note_unordered_stream(&self) -> Result<()> {
         Ok(())
     }
+    /// Whether `[ptr, ptr + bytes)` lies inside one live allocation (or page-locked or
+    /// registered host memory), where the backend keeps a registry (host); None where it
+    /// cannot tell.
+    fn span_is_device_memory(&self, _ptr: DevicePtr, _bytes: usize) -> Option<bool> {
+        None
+    }
 }
 
 /// The typed attribute for a `CUfunction_attribute` number the `function_attribute` call knows.

@@ -453,6 +453,10 @@ impl Backend for HostBackend {
     fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
         Ok(Some(self.pool.lock().unwrap_or_else(|e| e.into_inner()).reserved(device)))
     }
+
+    fn span_is_device_memory(&self, ptr: DevicePtr, bytes: usize) -> Option<bool> {
+        Some(self.check_range(&self.state(), ptr, bytes.max(1)).is_ok())
+    }
 }
 
 /// The CUDA version whose runtime semantics the host backend follows: that of the bindings

@@ -68,6 +68,11 @@ struct State {
     /// Context limits set by context_set_limit (CUlimit -> value); the rest keep their defaults.
     limits: HashMap<i32, usize>,
     cache_config: i32,
+    /// Kernel launches running now (on any thread): memory freed meanwhile is only taken out
+    /// of the registry, and released by the last of them to end (`memory::LaunchGuard`).
+    running_launches: usize,
+    /// (address, bytes) freed while a launch ran.
+    deferred_frees: Vec<(u64, usize)>,
 }
 
 struct EventState {
@@ -177,10 +182,14 @@ impl HostBackend {
             return Ok(());
         }
         match *op {
-            // Kernels run without the registry lock, so other threads keep working.
-            // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
-            // contract), and for a graph, for as long as it is replayed.
-            HostOp::Launch { ref function, ref config, ref args } => unsafe { function.run(config, args) },
+            // Kernels run without the registry lock, so other threads keep working; the guard
+            // keeps memory freed meanwhile mapped until the kernel ends.
+            HostOp::Launch { ref function, ref config, ref args } => {
+                let _running = self.launch_guard();
+                // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
+                // contract), and for a graph, for as long as it is replayed.
+                unsafe { function.run(config, args) }
+            }
             HostOp::HostToDevice { dst, src, bytes } => {
                 let state = self.state();
                 self.check_range(&state, dst, bytes)?;
