@@ -274,5 +274,56 @@ def test_a_freed_allocation_behind_a_pointer_says_so() -> None:
 
 @pytest.mark.parametrize("address", [-1, 2**64, -(2**63)])
 def test_addresses_out_of_range_say_so(address: int) -> None:
-    with pytest.raises(OverflowError, match="non-negative 64-bit"):
+    with pytest.raises(TypeError, match="non-negative 64-bit"):
         drv.memset_d8(address, 0, 1)
+
+
+# --- graphs keep what they use, or refuse -----------------------------------------------------
+
+
+def test_capturing_a_copy_of_pageable_host_memory_is_refused(backend: str) -> None:
+    if backend != "host":
+        pytest.skip("the host backend's graphs; CUDA's driver decides for itself")
+    s = pygpu.cudaStream_t()
+    a = drv.mem_alloc(64)
+    s.begin_capture()
+    try:
+        with pytest.raises(pygpu.CudaError, match="pageable host memory cannot be captured"):
+            drv.memcpy_htod(a, np.zeros(8), stream=s)
+        with pytest.raises(pygpu.CudaError, match="pageable host memory cannot be captured"):
+            drv.memcpy_dtoh(np.zeros(8), a, stream=s)
+        pinned = pygpu.pagelocked_zeros((8,), np.float64)
+        pinned[:] = 4
+        drv.memcpy_htod(a, pinned, stream=s)  # page-locked memory can be captured
+    finally:
+        graph = s.end_capture()
+    graph.instantiate().launch(s)
+    pygpu.cudaStreamSynchronize(s)
+    out = np.zeros(8)
+    drv.memcpy_dtoh(out, a)
+    assert out.tolist() == [4.0] * 8
+
+
+def test_replaying_a_graph_whose_allocation_was_freed_is_refused(backend: str) -> None:
+    if backend != "host":
+        pytest.skip("the host backend checks its registry; on a GPU the fault is error 700")
+    fill = pygpu.load_kernels("testing").get_function("fill_i32")
+    d = drv.mem_alloc(1 << 20)
+    s = pygpu.cudaStream_t()
+    s.begin_capture()
+    fill(d, np.int32(4), np.int32(7), block=4, stream=s)
+    exec_ = s.end_capture().instantiate()
+    exec_.launch(s)  # fine while d lives
+    d.free()
+    with pytest.raises(pygpu.CudaError, match="was freed before the graph was launched"):
+        exec_.launch(s)
+
+
+def test_a_stream_released_while_capturing_ends_its_capture() -> None:
+    for _ in range(200):
+        s = pygpu.cudaStream_t()
+        s.begin_capture()
+        a = drv.mem_alloc(64)
+        drv.memset_d8(a, 1, 64, stream=s)
+        del s  # released while capturing: nothing may stay behind (host: the recorded work)
+    pygpu.cudaGetLastError()

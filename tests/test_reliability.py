@@ -356,3 +356,53 @@ def test_public_functions_stay_within_an_address_space_limit() -> None:
         timeout=300,
     )
     assert result.returncode == 0 and "calls" in result.stdout, (result.returncode, result.stderr[-2000:])
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_get_function_in_a_loop_and_module_reloads_stay_flat() -> None:
+    """get_function hands out one handle per kernel (nothing accumulates per call), and a module
+    whose functions are gone unloads: its file descriptor and mapping go with it."""
+    import gc
+
+    m = pygpu.load_kernels("testing")
+    first = m.get_function("fill_i32")
+    for _ in range(2000):
+        m.get_function("fill_i32")
+    assert m.get_function("fill_i32") is not None and first is not None
+    del first
+    m.close()
+    gc.collect()
+    before = _open_fds()
+    for _ in range(30):
+        mod = pygpu.load_kernels("testing")
+        f = mod.get_function("fill_i32")
+        del f
+        mod.close()
+        del mod
+    gc.collect()
+    assert _open_fds() <= before + 2
+
+
+def test_dlpack_producer_consumer_cycles_are_collected() -> None:
+    """A producer that keeps its consumer: the consumer's reference to the producer (inside the
+    DLPack tensor) is visible to the garbage collector, so the cycle is collected."""
+    import gc
+    import weakref
+
+    from pygpu import gpuarray
+
+    gc.collect()
+    refs = []
+    for versioned in (True, False):
+        for _ in range(10):
+            producer = gpuarray.to_gpu(np.arange(16.0))
+            capsule = producer.__dlpack__(max_version=(1, 0)) if versioned else producer.__dlpack__()
+            consumer = gpuarray.from_dlpack(capsule)
+            producer.base = consumer  # producer -> consumer -> its DLPack tensor -> producer
+            refs.append(weakref.ref(producer))
+            del producer, consumer, capsule
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0

@@ -10,20 +10,6 @@ use pyo3::prelude::*;
 
 use crate::runtime::Error;
 
-#[cfg(test)]
-mod tests {
-    use super::format_holds_objects;
-
-    #[test]
-    fn object_items_are_found_but_not_in_field_names() {
-        assert!(format_holds_objects("O"));
-        assert!(format_holds_objects("T{<d:x:O:y:}"));
-        assert!(!format_holds_objects("T{<d:O:<f:Obj:}"));
-        assert!(!format_holds_objects("<d"));
-        assert!(!format_holds_objects("B"));
-    }
-}
-
 /// Fills a writable one-dimensional byte view.
 ///
 /// # Safety
@@ -87,43 +73,45 @@ pub struct HostView {
 impl HostView {
     pub fn get(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
         let flags = ffi::PyBUF_C_CONTIGUOUS | ffi::PyBUF_FORMAT | if writable { ffi::PyBUF_WRITABLE } else { 0 };
-        Self::request(obj, flags).map_err(|e| {
-            // SAFETY: obj is a live object.
-            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
-                return PyTypeError::new_err(format!(
-                    "expected a host buffer such as a numpy array, got {}",
-                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                ));
-            }
-            let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
-            let message = if readonly {
-                "the destination host buffer is read-only".to_string()
-            } else {
-                format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
-            };
-            PyErr::from(Error::InvalidArgument(message))
-        })?
-        .refusing_objects(obj)
+        Self::request(obj, flags)
+            .map_err(|e| {
+                // SAFETY: obj is a live object.
+                if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+                    return PyTypeError::new_err(format!(
+                        "expected a host buffer such as a numpy array, got {}",
+                        obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    ));
+                }
+                let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
+                let message = if readonly {
+                    "the destination host buffer is read-only".to_string()
+                } else {
+                    format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
+                };
+                PyErr::from(Error::InvalidArgument(message))
+            })?
+            .refusing_objects(obj)
     }
 
     /// As `get`, for a buffer contiguous in either C or Fortran order (its bytes in memory order).
     pub fn get_any_order(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
         let flags = ffi::PyBUF_ANY_CONTIGUOUS | ffi::PyBUF_FORMAT | if writable { ffi::PyBUF_WRITABLE } else { 0 };
-        Self::request(obj, flags).map_err(|e| {
-            // SAFETY: obj is a live object.
-            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
-                return PyTypeError::new_err(format!(
-                    "expected a host buffer such as a numpy array, got {}",
-                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                ));
-            }
-            Error::InvalidArgument(format!(
-                "the host buffer must be contiguous{} ({e})",
-                if writable { " and writable" } else { "" }
-            ))
-            .into()
-        })
-        .and_then(|v: Self| v.refusing_objects(obj))
+        Self::request(obj, flags)
+            .map_err(|e| {
+                // SAFETY: obj is a live object.
+                if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+                    return PyTypeError::new_err(format!(
+                        "expected a host buffer such as a numpy array, got {}",
+                        obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    ));
+                }
+                Error::InvalidArgument(format!(
+                    "the host buffer must be contiguous{} ({e})",
+                    if writable { " and writable" } else { "" }
+                ))
+                .into()
+            })
+            .and_then(|v: Self| v.refusing_objects(obj))
     }
 
     fn request(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
@@ -195,5 +183,19 @@ impl Drop for HostView {
         // SAFETY: releases the view obtained in `request` exactly once. Views are only
         // created and dropped by code holding the GIL (they never cross detach()).
         unsafe { ffi::PyBuffer_Release(&mut self.view) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_holds_objects;
+
+    #[test]
+    fn object_items_are_found_but_not_in_field_names() {
+        assert!(format_holds_objects("O"));
+        assert!(format_holds_objects("T{<d:x:O:y:}"));
+        assert!(!format_holds_objects("T{<d:O:<f:Obj:}"));
+        assert!(!format_holds_objects("<d"));
+        assert!(!format_holds_objects("B"));
     }
 }

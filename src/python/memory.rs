@@ -4,7 +4,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pyo3::exceptions::{PyBufferError, PyOverflowError, PyTypeError};
+use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -239,8 +239,9 @@ pub fn device_address(obj: &Bound<'_, PyAny>) -> PyResult<(DevicePtr, Option<usi
     // SAFETY: obj is a live object; PyNumber_Index returns a new reference or NULL with an error set.
     let index = unsafe { Bound::from_owned_ptr_or_err(obj.py(), ffi::PyNumber_Index(obj.as_ptr())) };
     match index {
+        // A TypeError, as before: the argument is not an address (tests/test_memory.py).
         Ok(value) => value.extract::<u64>().map(|v| (v, None)).map_err(|_| {
-            PyOverflowError::new_err(format!(
+            PyTypeError::new_err(format!(
                 "a device address must be a non-negative 64-bit integer, got {}",
                 value.repr().map(|r| r.to_string()).unwrap_or_default()
             ))

@@ -118,7 +118,10 @@ impl Backend for HostBackend {
     }
 
     unsafe fn stream_destroy(&self, stream: StreamHandle) -> Result<()> {
-        match self.state().streams.remove(&stream.0) {
+        let mut state = self.state();
+        // A capture in progress ends with its stream (CUDA invalidates it likewise).
+        state.capturing.remove(&stream.0);
+        match state.streams.remove(&stream.0) {
             Some(_) => Ok(()),
             None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
         }
