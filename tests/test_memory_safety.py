@@ -327,3 +327,15 @@ def test_a_stream_released_while_capturing_ends_its_capture() -> None:
         drv.memset_d8(a, 1, 64, stream=s)
         del s  # released while capturing: nothing may stay behind (host: the recorded work)
     pygpu.cudaGetLastError()
+
+
+def test_prepared_intp_parameters_take_arrays_by_address() -> None:
+    """PyCUDA's idiom: prepare([np.intp, ...]) for a pointer, then pass a GPUArray."""
+    fill = pygpu.load_kernels("testing").get_function("fill_i32")
+    fill.prepare([np.intp, np.int32, np.int32])
+    g = gpuarray.zeros(4, np.int32)
+    one = gpuarray.to_gpu(np.array([5], np.int64))  # one element: still its address, not its value
+    fill.prepared_call((1, 1), (4, 1, 1), g, 4, 7)
+    assert g.get().tolist() == [7] * 4
+    fill.prepared_call((1, 1), (1, 1, 1), one, 1, 9)
+    assert one.get().view(np.int32)[0] == 9

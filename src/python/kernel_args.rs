@@ -202,6 +202,15 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
     })
 }
 
+/// The address of an allocation or array (anything but a number), None for other objects.
+fn device_object_pointer(obj: &Bound<'_, PyAny>, index: usize) -> Option<PyResult<u64>> {
+    let py = obj.py();
+    let is_array = obj.cast::<DeviceAllocation>().is_ok()
+        || obj.hasattr(pyo3::intern!(py, "ptr")).unwrap_or(false)
+        || obj.hasattr(pyo3::intern!(py, "__cuda_array_interface__")).unwrap_or(false);
+    is_array.then(|| pointer_of(obj, index))
+}
+
 fn stage(args: &mut KernelArgs, staged: &mut Vec<Staged>, h: &ArgumentHandler) -> PyResult<()> {
     Python::attach(|py| {
         let buffer = HostView::get(h.array.bind(py), h.copy_out)?;
@@ -246,8 +255,16 @@ pub(super) fn pack_prepared(
         ParamKind::U16 => args.push(obj.extract::<u16>()?),
         ParamKind::I32 => args.push(obj.extract::<i32>()?),
         ParamKind::U32 => args.push(obj.extract::<u32>()?),
-        ParamKind::I64 => args.push(obj.extract::<i64>()?),
-        ParamKind::U64 => args.push(obj.extract::<u64>()?),
+        // np.intp is int64's type on LP64 platforms, so a prepared 64-bit integer may be a pointer
+        // parameter (PyCUDA's idiom): take an array or allocation there by its address.
+        ParamKind::I64 => match obj.extract::<i64>() {
+            Ok(v) => args.push(v),
+            Err(e) => args.push(device_object_pointer(obj, index).ok_or(e)?? as i64),
+        },
+        ParamKind::U64 => match obj.extract::<u64>() {
+            Ok(v) => args.push(v),
+            Err(e) => args.push(device_object_pointer(obj, index).ok_or(e)??),
+        },
         ParamKind::F32 => args.push(obj.extract::<f64>()? as f32),
         ParamKind::F64 => args.push(obj.extract::<f64>()?),
         ParamKind::C64 => {

@@ -26,6 +26,7 @@ pub mod handle;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
+mod image;
 /// Lets a host-backend launch stop between blocks (Ctrl-C); see host::module.
 pub use host::module::run_interruptible;
 pub mod kernel;
