@@ -339,3 +339,11 @@ def test_prepared_intp_parameters_take_arrays_by_address() -> None:
     assert g.get().tolist() == [7] * 4
     fill.prepared_call((1, 1), (1, 1, 1), one, 1, 9)
     assert one.get().view(np.int32)[0] == 9
+
+
+def test_a_freed_array_as_a_kernel_argument_says_it_was_freed() -> None:
+    fill = pygpu.load_kernels("testing").get_function("fill_i32")
+    g = gpuarray.zeros(4, np.int32)
+    g.gpudata.free()
+    with pytest.raises(pygpu.InvalidHandleError, match="released"):
+        fill(g, np.int32(4), np.int32(7), block=4)

@@ -185,10 +185,15 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
     if let Ok(a) = obj.cast::<DeviceAllocation>() {
         return a.get().live_ptr();
     }
-    if let Ok(ptr) = obj.getattr(pyo3::intern!(obj.py(), "ptr")) {
-        if let Ok(p) = ptr.extract::<u64>() {
-            return Ok(p);
+    match obj.getattr(pyo3::intern!(obj.py(), "ptr")) {
+        Ok(ptr) => {
+            if let Ok(p) = ptr.extract::<u64>() {
+                return Ok(p);
+            }
         }
+        // `.ptr` exists but failed (a freed allocation, Ctrl-C): that is the cause to report.
+        Err(e) if !e.is_instance_of::<pyo3::exceptions::PyAttributeError>(obj.py()) => return Err(e),
+        Err(_) => {}
     }
     if let Ok(cai) = obj.getattr(pyo3::intern!(obj.py(), "__cuda_array_interface__")) {
         let data = cai.get_item("data")?;
