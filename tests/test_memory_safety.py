@@ -320,10 +320,10 @@ def test_replaying_a_graph_whose_allocation_was_freed_is_refused(backend: str) -
 
 
 def test_a_stream_released_while_capturing_ends_its_capture() -> None:
+    a = drv.mem_alloc(64)  # not inside a capture: cudaMalloc would end a GPU capture
     for _ in range(200):
         s = pygpu.cudaStream_t()
         s.begin_capture()
-        a = drv.mem_alloc(64)
         drv.memset_d8(a, 1, 64, stream=s)
         del s  # released while capturing: nothing may stay behind (host: the recorded work)
     pygpu.cudaGetLastError()

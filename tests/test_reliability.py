@@ -406,3 +406,33 @@ def test_dlpack_producer_consumer_cycles_are_collected() -> None:
             del producer, consumer, capsule
     gc.collect()
     assert sum(r() is not None for r in refs) == 0
+
+
+@pytest.mark.gpu
+def test_truncated_gpu_code_objects_are_refused_at_once(backend: str) -> None:
+    """A truncated fatbin or HSACO is refused before the driver sees it (the CUDA driver hung
+    for 30 s on one): each cut is an error within a second, and the whole image still loads."""
+    suffix = "fatbin" if backend == "cuda" else "hsaco"
+    result = run_python(
+        f"""
+        import os, time, pygpu
+        from pygpu._kernels import KERNELS_DIR
+        image = open(os.path.join(KERNELS_DIR, "testing.{suffix}"), "rb").read()
+        n = len(image)
+        for cut in (16, 4096, n // 2, n - 1):
+            t0 = time.perf_counter()
+            try:
+                pygpu.Module(image[:cut])
+                print("loaded", cut)
+            except pygpu.CudaError as e:
+                assert "damaged or truncated" in str(e), e
+            assert time.perf_counter() - t0 < 1, cut
+        pygpu.Module(image)
+        print("ok")
+        """,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "ok" in result.stdout and "loaded" not in result.stdout, (
+        result.stdout,
+        result.stderr,
+    )
