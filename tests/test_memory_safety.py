@@ -347,3 +347,10 @@ def test_a_freed_array_as_a_kernel_argument_says_it_was_freed() -> None:
     g.gpudata.free()
     with pytest.raises(pygpu.InvalidHandleError, match="released"):
         fill(g, np.int32(4), np.int32(7), block=4)
+
+
+@pytest.mark.parametrize("index", [(slice(None), slice(None, None, 2)), (slice(None, None, 2),)])
+def test_view_of_an_empty_strided_array_changes_itemsize_as_numpy(index: tuple[slice, ...]) -> None:
+    host = np.zeros((0, 4), np.float32)[index]
+    g = gpuarray.zeros((0, 4), np.float32)[index]
+    assert g.view(np.float64).shape == host.view(np.float64).shape
