@@ -466,3 +466,21 @@ def test_repeated_cycles_keep_memory_flat(cycle: str) -> None:
         one()
     pygpu.cudaGetLastError()
     assert _resident_bytes() - before < 2 << 20
+
+
+def test_pooled_memory_freed_during_a_running_host_kernel_is_not_handed_out(backend: str) -> None:
+    """A pooled block freed while a kernel on another thread writes it goes back to the pool
+    only when the kernel ends: an allocation meanwhile gets other memory."""
+    if backend != "host":
+        pytest.skip("on a GPU the pool's frees are stream-ordered")
+    spin = pygpu.load_kernels("testing").get_function("spin")
+    x = pygpu.pool_alloc(4096)
+    address = int(x)
+    t = threading.Thread(target=lambda: spin(x, np.int64(spin_iterations(backend, 0.5)), block=1))
+    t.start()
+    time.sleep(0.1)
+    x.free()
+    y = pygpu.pool_alloc(4096)  # same size class: would reuse the block if it were back
+    reused_while_running = int(y) == address
+    t.join()
+    assert not reused_while_running

@@ -435,8 +435,17 @@ impl Backend for HostBackend {
         if ptr == 0 {
             return Ok(());
         }
-        // Work on host streams has already run, so the block is idle now.
-        if self.pool.lock().unwrap_or_else(|e| e.into_inner()).give_back(ptr) {
+        // Work on host streams has already run, so the block is idle now, unless a kernel on
+        // another thread still uses it: then it goes back to the cache when the kernel ends.
+        let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut state = self.state();
+            if state.running_launches > 0 {
+                state.deferred_pool_frees.push(ptr);
+                return Ok(());
+            }
+        }
+        if cache.give_back(ptr) {
             Ok(())
         } else {
             Err(Self::err(CUDA_ERROR_INVALID_VALUE))

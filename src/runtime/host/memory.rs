@@ -144,19 +144,36 @@ pub(super) struct LaunchGuard<'a> {
 
 impl Drop for LaunchGuard<'_> {
     fn drop(&mut self) {
-        let mut state = self.backend.state();
-        state.running_launches = state.running_launches.saturating_sub(1);
-        if state.running_launches == 0 {
-            for (ptr, bytes) in std::mem::take(&mut state.deferred_frees) {
-                state.allocated_bytes -= bytes;
-                if let Ok(layout) = layout(bytes) {
-                    // SAFETY: allocated by alloc_zeroed with this layout, removed from the
-                    // registry by cpu_free and held only here since: freed exactly once, now
-                    // that no kernel runs.
-                    unsafe { dealloc(ptr as *mut u8, layout) };
-                }
+        // The pool's lock comes before the registry's: blocks go back to it after the registry
+        // lock is released.
+        let pooled = self.release_deferred();
+        if !pooled.is_empty() {
+            let mut cache = self.backend.pool.lock().unwrap_or_else(|e| e.into_inner());
+            for ptr in pooled {
+                cache.give_back(ptr);
             }
         }
+    }
+}
+
+impl LaunchGuard<'_> {
+    /// Ends this launch; if it was the last one running, releases the memory freed meanwhile
+    /// and returns the pooled blocks to give back.
+    fn release_deferred(&self) -> Vec<u64> {
+        let mut state = self.backend.state();
+        state.running_launches = state.running_launches.saturating_sub(1);
+        if state.running_launches > 0 {
+            return Vec::new();
+        }
+        for (ptr, bytes) in std::mem::take(&mut state.deferred_frees) {
+            state.allocated_bytes -= bytes;
+            if let Ok(layout) = layout(bytes) {
+                // SAFETY: allocated by alloc_zeroed with this layout, removed from the registry
+                // by cpu_free and held only here since: freed exactly once, now that no kernel runs.
+                unsafe { dealloc(ptr as *mut u8, layout) };
+            }
+        }
+        std::mem::take(&mut state.deferred_pool_frees)
     }
 }
 

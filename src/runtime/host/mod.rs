@@ -76,6 +76,8 @@ struct State {
     running_launches: usize,
     /// (address, bytes) freed while a launch ran.
     deferred_frees: Vec<(u64, usize)>,
+    /// Pooled blocks freed while a launch ran: given back to the pool's cache when it ends.
+    deferred_pool_frees: Vec<u64>,
 }
 
 struct EventState {
