@@ -168,9 +168,12 @@ class cudaStream_t:
     def begin_capture(self) -> None:
         """Starts recording this stream's launches and copies into a graph instead of running them."""
     def end_capture(self) -> Graph:
-        """Stops recording and returns the graph."""
+        """Stops recording and returns the graph, which keeps alive what ``keep_while_captured`` got."""
     @property
     def is_capturing(self) -> bool: ...
+    def keep_while_captured(self, obj: object) -> bool:
+        """While capturing, keeps ``obj`` alive as long as the graph being recorded and its
+        instances (memory the captured work uses); False when not capturing."""
 
 @disjoint_base
 class cudaEvent_t:
