@@ -329,10 +329,12 @@ def test_module_from_file_names_what_is_wrong(tmp_path: pathlib.Path) -> None:
     assert time.perf_counter() - t0 < 1
 
 
-def test_public_functions_stay_within_an_address_space_limit() -> None:
+def test_public_functions_stay_within_an_address_space_limit(backend: str) -> None:
     """The fuzzed arguments of test_fuzz.test_functions_reject_invalid_arguments under
     RLIMIT_AS: host memory sized by an argument must be checked against what is available
     (an error), never promised and then touched (an OOM kill on a machine without the limit)."""
+    if backend != "host":
+        pytest.skip("a GPU driver maps device memory into the address space: test_fuzz runs as is there")
     result = run_python(
         """
         import resource, itertools, numpy as np, pygpu
