@@ -34,6 +34,8 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::kernel_args::ArgumentHandler;
     #[pymodule_export]
+    use crate::python::memory::{is_device_memory, AllocationExport};
+    #[pymodule_export]
     use crate::python::memory::{
         mem_alloc, mem_get_info, memcpy_dtod, memcpy_dtoh, memcpy_htod, memset_d16, memset_d32, memset_d8, pool_alloc,
         DeviceAllocation, HostAllocation,

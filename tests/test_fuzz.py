@@ -131,35 +131,36 @@ def test_round_trip_and_copy(a: np.ndarray, stream: bool) -> None:
 
 # --- invalid arguments -------------------------------------------------------------
 
-WEIRD = st.sampled_from(
-    [
-        None,
-        -1,
-        0,
-        1,
-        2**40,
-        2**64,
-        -(2**63),
-        1e300,
-        float("nan"),
-        "x",
-        b"\x00",
-        [],
-        [1, -2],
-        (),
-        (0, -1),
-        object(),
-        np.float64(1.5),
-        np.int8(-1),
-        np.zeros(3, np.int32),
-        np.zeros((2, 0)),
-        np.zeros(4)[::2],
-        slice(None),
-        Ellipsis,
-        {},
-        3j,
-    ]
-)
+# Hostile argument values (also run under an address-space limit by
+# test_reliability.test_public_functions_stay_within_an_address_space_limit).
+WEIRD_VALUES: list[Any] = [
+    None,
+    -1,
+    0,
+    1,
+    2**40,
+    2**64,
+    -(2**63),
+    1e300,
+    float("nan"),
+    "x",
+    b"\x00",
+    [],
+    [1, -2],
+    (),
+    (0, -1),
+    object(),
+    np.float64(1.5),
+    np.int8(-1),
+    np.zeros(3, np.int32),
+    np.zeros((2, 0)),
+    np.zeros(4)[::2],
+    slice(None),
+    Ellipsis,
+    {},
+    3j,
+]
+WEIRD = st.sampled_from(WEIRD_VALUES)
 
 
 def call(f: Any, *args: Any) -> None:

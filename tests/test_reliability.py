@@ -4,6 +4,7 @@ hang or leave pygpu unusable."""
 from __future__ import annotations
 
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -227,3 +228,261 @@ def test_kernel_fault_surfaces_as_a_cuda_error() -> None:
     assert result.returncode == 0, result.stderr
     assert "caught LaunchError 700 cudaErrorIllegalAddress" in result.stdout
     assert "after: 700" in result.stdout
+
+
+def test_free_during_a_running_host_kernel_waits_for_it(backend: str) -> None:
+    """free() on one thread while a kernel on another writes the memory: the memory stays
+    mapped until the kernel ends (a GPU's cudaFree waits likewise), then it is released."""
+    if backend != "host":
+        pytest.skip("on a GPU the driver orders cudaFree after running kernels")
+    result = run_python(
+        f"""
+        import threading, time, numpy as np, pygpu
+        spin = pygpu.load_kernels("testing").get_function("spin")
+        x = pygpu.mem_alloc(16 << 20)   # large: freed memory is unmapped, a stray write faults
+        free_before = pygpu.mem_get_info()[0]
+        t = threading.Thread(target=lambda: spin(x, np.int64({spin_iterations(backend, 0.6)}), block=1))
+        t.start()
+        time.sleep(0.2)
+        x.free()
+        t.join()
+        assert pygpu.mem_get_info()[0] >= free_before + (16 << 20), "released once the kernel ended"
+        print("ok")
+        """
+    )
+    assert result.returncode == 0 and "ok" in result.stdout, (result.returncode, result.stderr)
+
+
+def test_fork_while_another_thread_holds_the_backend(backend: str) -> None:
+    """Forks while another thread keeps the host backend busy with large copies (holding its
+    registry lock): every child must be able to use pygpu (a GPU backend refuses, see above)."""
+    if backend != "host":
+        pytest.skip("GPU backends refuse in a forked child")
+    result = run_python(
+        """
+        import os, signal, threading, numpy as np, pygpu
+        host = np.ones(32 << 20, np.uint8)
+        dev = pygpu.mem_alloc(host.nbytes)
+        stop = threading.Event()
+        def copy():
+            while not stop.is_set():
+                pygpu.memcpy_htod(dev, host)
+        t = threading.Thread(target=copy)
+        t.start()
+        failures = 0
+        for _ in range(12):
+            pid = os.fork()
+            if pid == 0:
+                signal.alarm(10)   # a deadlocked child dies instead of hanging the test
+                a = pygpu.mem_alloc(64)
+                pygpu.memset_d8(a, 1, 64)
+                out = np.zeros(64, np.uint8)
+                pygpu.memcpy_dtoh(out, a)
+                os._exit(0 if out.sum() == 64 else 5)
+            _, status = os.waitpid(pid, 0)
+            failures += os.waitstatus_to_exitcode(status) != 0
+        stop.set()
+        t.join()
+        print("failures", failures)
+        """,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "failures 0" in result.stdout, (result.stdout, result.stderr)
+
+
+def test_truncated_kernel_libraries_are_refused_before_loading(backend: str) -> None:
+    """dlopen of a truncated ELF file is SIGBUS: images are checked first (subprocess: a
+    regression would kill the test process)."""
+    if backend != "host":
+        pytest.skip("host kernels libraries; GPU images are the driver's to check")
+    result = run_python(
+        """
+        import os, pygpu
+        from pygpu._kernels import KERNELS_DIR
+        image = open(os.path.join(KERNELS_DIR, "libtesting.so"), "rb").read()
+        n = len(image)
+        refused = 0
+        for cut in sorted({4, 16, 63, 64, 100, 4096, n // 4, n // 2, n - 4096, n - 100, n - 1}):
+            try:
+                pygpu.Module(image[:cut])
+            except pygpu.CudaError as e:
+                refused += "damaged or truncated" in str(e) or "not an ELF" in str(e)
+            else:
+                print("loaded", cut)
+        pygpu.Module(image)   # the whole image still loads
+        print("refused", refused)
+        """
+    )
+    assert result.returncode == 0 and "refused 11" in result.stdout, (result.stdout, result.stderr)
+
+
+def test_module_from_file_names_what_is_wrong(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(IsADirectoryError, match=str(tmp_path)):
+        pygpu.Module.from_file(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="missing.so"):
+        pygpu.Module.from_file(str(tmp_path / "missing.so"))
+    with pytest.raises(ValueError):
+        pygpu.Module.from_file("/tmp/a\0b")
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="not a regular file"):
+        pygpu.Module.from_file("/dev/zero")  # endless: refused, not read
+    assert time.perf_counter() - t0 < 1
+
+
+def test_public_functions_stay_within_an_address_space_limit(backend: str) -> None:
+    """The fuzzed arguments of test_fuzz.test_functions_reject_invalid_arguments under
+    RLIMIT_AS: host memory sized by an argument must be checked against what is available
+    (an error), never promised and then touched (an OOM kill on a machine without the limit)."""
+    if backend != "host":
+        pytest.skip("a GPU driver maps device memory into the address space: test_fuzz runs as is there")
+    result = run_python(
+        """
+        import resource, itertools, numpy as np, pygpu
+        from test_fuzz import LOW_LEVEL, WEIRD_VALUES
+        pygpu.mem_alloc(16)   # start the backend and its thread pool before the limit
+        pages = int(open("/proc/self/statm").read().split()[0])
+        limit = pages * resource.getpagesize() + (3 << 30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+        sizes = [v for v in WEIRD_VALUES if isinstance(v, int) or isinstance(v, float)]
+        calls = 0
+        for f in LOW_LEVEL:
+            for args in itertools.chain(((v,) for v in WEIRD_VALUES), itertools.product(sizes, repeat=2)):
+                try:
+                    f(*args)
+                except Exception:
+                    pass
+                calls += 1
+        print("calls", calls)
+        """,
+        env={"PYTHONPATH": os.path.dirname(__file__) + os.pathsep + os.environ.get("PYTHONPATH", "")},
+        timeout=300,
+    )
+    assert result.returncode == 0 and "calls" in result.stdout, (result.returncode, result.stderr[-2000:])
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_get_function_in_a_loop_and_module_reloads_stay_flat() -> None:
+    """get_function hands out one handle per kernel (nothing accumulates per call), and a module
+    whose functions are gone unloads: its file descriptor and mapping go with it."""
+    import gc
+
+    m = pygpu.load_kernels("testing")
+    first = m.get_function("fill_i32")
+    for _ in range(2000):
+        m.get_function("fill_i32")
+    assert m.get_function("fill_i32") is not None and first is not None
+    del first
+    m.close()
+    gc.collect()
+    before = _open_fds()
+    for _ in range(30):
+        mod = pygpu.load_kernels("testing")
+        f = mod.get_function("fill_i32")
+        del f
+        mod.close()
+        del mod
+    gc.collect()
+    assert _open_fds() <= before + 2
+
+
+def test_dlpack_producer_consumer_cycles_are_collected() -> None:
+    """A producer that keeps its consumer: the consumer's reference to the producer (inside the
+    DLPack tensor) is visible to the garbage collector, so the cycle is collected."""
+    import gc
+    import weakref
+
+    from pygpu import gpuarray
+
+    gc.collect()
+    refs = []
+    for versioned in (True, False):
+        for _ in range(10):
+            producer = gpuarray.to_gpu(np.arange(16.0))
+            capsule = producer.__dlpack__(max_version=(1, 0)) if versioned else producer.__dlpack__()
+            consumer = gpuarray.from_dlpack(capsule)
+            producer.base = consumer  # producer -> consumer -> its DLPack tensor -> producer
+            refs.append(weakref.ref(producer))
+            del producer, consumer, capsule
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+
+
+@pytest.mark.gpu
+def test_truncated_gpu_code_objects_are_refused_at_once(backend: str) -> None:
+    """A truncated fatbin or HSACO is refused before the driver sees it (the CUDA driver hung
+    for 30 s on one): each cut is an error within a second, and the whole image still loads."""
+    suffix = "fatbin" if backend == "cuda" else "hsaco"
+    result = run_python(
+        f"""
+        import os, time, pygpu
+        from pygpu._kernels import KERNELS_DIR
+        image = open(os.path.join(KERNELS_DIR, "testing.{suffix}"), "rb").read()
+        n = len(image)
+        for cut in (16, 4096, n // 2, n - 1):
+            t0 = time.perf_counter()
+            try:
+                pygpu.Module(image[:cut])
+                print("loaded", cut)
+            except pygpu.CudaError as e:
+                assert "damaged or truncated" in str(e), e
+            assert time.perf_counter() - t0 < 1, cut
+        pygpu.Module(image)
+        print("ok")
+        """,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "ok" in result.stdout and "loaded" not in result.stdout, (
+        result.stdout,
+        result.stderr,
+    )
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.parametrize("cycle", ["get_function", "stream_released_while_capturing"])
+def test_repeated_cycles_keep_memory_flat(cycle: str) -> None:
+    """Each cycle once leaked ~130 B (a function handle) or ~520 B (a capture) on the host
+    backend: 50,000 cycles must not grow the resident set by 2 MiB."""
+    m = pygpu.load_kernels("testing")
+    a = pygpu.mem_alloc(64)
+
+    def one() -> None:
+        if cycle == "get_function":
+            m.get_function("fill_i32")
+        else:
+            s = pygpu.cudaStream_t()
+            s.begin_capture()
+            pygpu.memset_d8(a, 1, 64, stream=s)
+            del s
+
+    for _ in range(2000):
+        one()
+    before = _resident_bytes()
+    for _ in range(50_000):
+        one()
+    pygpu.cudaGetLastError()
+    assert _resident_bytes() - before < 2 << 20
+
+
+def test_pooled_memory_freed_during_a_running_host_kernel_is_not_handed_out(backend: str) -> None:
+    """A pooled block freed while a kernel on another thread writes it goes back to the pool
+    only when the kernel ends: an allocation meanwhile gets other memory."""
+    if backend != "host":
+        pytest.skip("on a GPU the pool's frees are stream-ordered")
+    spin = pygpu.load_kernels("testing").get_function("spin")
+    x = pygpu.pool_alloc(4096)
+    address = int(x)
+    t = threading.Thread(target=lambda: spin(x, np.int64(spin_iterations(backend, 0.5)), block=1))
+    t.start()
+    time.sleep(0.1)
+    x.free()
+    y = pygpu.pool_alloc(4096)  # same size class: would reuse the block if it were back
+    reused_while_running = int(y) == address
+    t.join()
+    assert not reused_while_running

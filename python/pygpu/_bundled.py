@@ -83,6 +83,9 @@ def launch(f: Function, grid: int, block: int, stream: Any, *args: Any, keep: tu
 def _hold(stream: Any, objects: tuple[Any, ...]) -> None:
     # Frees of device memory are not ordered with streams: a temporary dropped while a kernel
     # still reads it could be reused under it. Hold it until an event after the launch is done.
+    # Captured work runs at each replay of the graph: the graph keeps the temporaries instead.
+    if stream is not None and stream.keep_while_captured(objects):
+        return
     while _in_flight and cudaEventQuery(_in_flight[0][0]) == 0:
         _in_flight.popleft()
     event = cudaEvent_t(2)

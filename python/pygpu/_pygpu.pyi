@@ -3,7 +3,7 @@
 
 import os
 from collections.abc import Iterable
-from typing import Any, Generic, TypeAlias, TypeVar, final
+from typing import Any, Generic, Protocol, SupportsIndex, TypeAlias, TypeVar, final
 
 import numpy as np
 import numpy.typing as npt
@@ -168,9 +168,12 @@ class cudaStream_t:
     def begin_capture(self) -> None:
         """Starts recording this stream's launches and copies into a graph instead of running them."""
     def end_capture(self) -> Graph:
-        """Stops recording and returns the graph."""
+        """Stops recording and returns the graph, which keeps alive what ``keep_while_captured`` got."""
     @property
     def is_capturing(self) -> bool: ...
+    def keep_while_captured(self, obj: object) -> bool:
+        """While capturing, keeps ``obj`` alive as long as the graph being recorded and its
+        instances (memory the captured work uses); False when not capturing."""
 
 @disjoint_base
 class cudaEvent_t:
@@ -206,7 +209,14 @@ def cudaEventDestroy(event: cudaEvent_t) -> cudaError: ...
 
 # --- memory ---------------------------------------------------------------------
 
-_DevicePointer: TypeAlias = "DeviceAllocation | int"
+class _DeviceSpan(Protocol):
+    """A contiguous GPUArray: its ``ptr`` and ``nbytes`` (addresses otherwise come only by ``__index__``)."""
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+
+_DevicePointer: TypeAlias = "DeviceAllocation | SupportsIndex | _DeviceSpan"
 
 @disjoint_base
 class DeviceAllocation:
@@ -226,8 +236,21 @@ class DeviceAllocation:
     @property
     def freed(self) -> bool: ...
     def free(self) -> None:
-        """Releases the memory now; later use raises. Idempotent."""
+        """Releases the memory now; later use raises. Idempotent. Raises BufferError while a
+        zero-copy export of the address (numpy array, DLPack tensor) is alive."""
+    def _export(self) -> AllocationExport:
+        """A lease that makes ``free()`` refuse until it is dropped (held by exports)."""
 
+@final
+class AllocationExport:
+    """One live zero-copy export of a DeviceAllocation: keeps it alive and ``free()`` refused."""
+    @property
+    def allocation(self) -> DeviceAllocation: ...
+
+def is_device_memory(ptr: int, nbytes: int) -> bool | None:
+    """Whether ``[ptr, ptr + nbytes)`` lies inside one live pygpu allocation (or page-locked or
+    registered host memory): a bool where the backend keeps a registry (host), None where it
+    cannot tell (GPU backends)."""
 @final
 class HostAllocation:
     """Page-locked host memory exposing the buffer protocol (see pagelocked_empty).

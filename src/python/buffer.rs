@@ -72,42 +72,46 @@ pub struct HostView {
 
 impl HostView {
     pub fn get(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
-        let flags = ffi::PyBUF_C_CONTIGUOUS | if writable { ffi::PyBUF_WRITABLE } else { 0 };
-        Self::request(obj, flags).map_err(|e| {
-            // SAFETY: obj is a live object.
-            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
-                return PyTypeError::new_err(format!(
-                    "expected a host buffer such as a numpy array, got {}",
-                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                ));
-            }
-            let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
-            let message = if readonly {
-                "the destination host buffer is read-only".to_string()
-            } else {
-                format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
-            };
-            Error::InvalidArgument(message).into()
-        })
+        let flags = ffi::PyBUF_C_CONTIGUOUS | ffi::PyBUF_FORMAT | if writable { ffi::PyBUF_WRITABLE } else { 0 };
+        Self::request(obj, flags)
+            .map_err(|e| {
+                // SAFETY: obj is a live object.
+                if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+                    return PyTypeError::new_err(format!(
+                        "expected a host buffer such as a numpy array, got {}",
+                        obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    ));
+                }
+                let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
+                let message = if readonly {
+                    "the destination host buffer is read-only".to_string()
+                } else {
+                    format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
+                };
+                PyErr::from(Error::InvalidArgument(message))
+            })?
+            .refusing_objects(obj)
     }
 
     /// As `get`, for a buffer contiguous in either C or Fortran order (its bytes in memory order).
     pub fn get_any_order(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
-        let flags = ffi::PyBUF_ANY_CONTIGUOUS | if writable { ffi::PyBUF_WRITABLE } else { 0 };
-        Self::request(obj, flags).map_err(|e| {
-            // SAFETY: obj is a live object.
-            if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
-                return PyTypeError::new_err(format!(
-                    "expected a host buffer such as a numpy array, got {}",
-                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                ));
-            }
-            Error::InvalidArgument(format!(
-                "the host buffer must be contiguous{} ({e})",
-                if writable { " and writable" } else { "" }
-            ))
-            .into()
-        })
+        let flags = ffi::PyBUF_ANY_CONTIGUOUS | ffi::PyBUF_FORMAT | if writable { ffi::PyBUF_WRITABLE } else { 0 };
+        Self::request(obj, flags)
+            .map_err(|e| {
+                // SAFETY: obj is a live object.
+                if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+                    return PyTypeError::new_err(format!(
+                        "expected a host buffer such as a numpy array, got {}",
+                        obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    ));
+                }
+                Error::InvalidArgument(format!(
+                    "the host buffer must be contiguous{} ({e})",
+                    if writable { " and writable" } else { "" }
+                ))
+                .into()
+            })
+            .and_then(|v: Self| v.refusing_objects(obj))
     }
 
     fn request(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
@@ -118,6 +122,24 @@ impl HostView {
         }
         // SAFETY: PyObject_GetBuffer succeeded.
         Ok(HostView { view: unsafe { view.assume_init() } })
+    }
+
+    /// Refuses a buffer whose items hold Python objects (format `O`, alone or as a field of
+    /// a structured dtype): copying raw bytes over `PyObject*` slots corrupts the heap.
+    fn refusing_objects(self, obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if self.view.format.is_null() {
+            return Ok(self);
+        }
+        // SAFETY: a non-null format is a NUL-terminated string owned by the live view.
+        let format = unsafe { std::ffi::CStr::from_ptr(self.view.format) }.to_string_lossy();
+        if format_holds_objects(&format) {
+            return Err(PyTypeError::new_err(format!(
+                "a host buffer of Python objects (format {format:?}, from {}) cannot be copied as bytes: \
+                 use a numeric dtype (a.astype(...))",
+                obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            )));
+        }
+        Ok(self)
     }
 
     pub fn ptr(&self) -> *mut u8 {
@@ -142,10 +164,38 @@ impl HostView {
     }
 }
 
+/// Whether a struct-module format string (PEP 3118) has an `O` item; field names, written
+/// between colons, are skipped.
+pub(crate) fn format_holds_objects(format: &str) -> bool {
+    let mut in_name = false;
+    for c in format.chars() {
+        match c {
+            ':' => in_name = !in_name,
+            'O' if !in_name => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 impl Drop for HostView {
     fn drop(&mut self) {
         // SAFETY: releases the view obtained in `request` exactly once. Views are only
         // created and dropped by code holding the GIL (they never cross detach()).
         unsafe { ffi::PyBuffer_Release(&mut self.view) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_holds_objects;
+
+    #[test]
+    fn object_items_are_found_but_not_in_field_names() {
+        assert!(format_holds_objects("O"));
+        assert!(format_holds_objects("T{<d:x:O:y:}"));
+        assert!(!format_holds_objects("T{<d:O:<f:Obj:}"));
+        assert!(!format_holds_objects("<d"));
+        assert!(!format_holds_objects("B"));
     }
 }

@@ -67,11 +67,18 @@ fn status_of(error: &Bound<'_, PyAny>) -> PyResult<CudaStatus> {
     if let Ok(s) = error.cast::<CudaStatus>() {
         return Ok(s.get().clone());
     }
-    Ok(CudaStatus::from_code(
-        error
-            .extract::<i32>()
-            .map_err(|_| pyo3::exceptions::PyTypeError::new_err("expected a cudaError or an int error code"))?,
-    ))
+    if error.extract::<i64>().is_ok() {
+        let code = error.extract::<i32>().map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "error code {error} is out of range: cudaError codes are 32-bit ints (e.g. 2 or cudaError(2))"
+            ))
+        })?;
+        return Ok(CudaStatus::from_code(code));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "expected a cudaError or an int error code, got {}",
+        error.get_type().name()?
+    )))
 }
 
 #[pyfunction(name = "cudaGetErrorName")]

@@ -191,10 +191,15 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
     if let Some(ptr) = gpuarray_ptr(obj)? {
         return Ok(ptr);
     }
-    if let Ok(ptr) = obj.getattr(pyo3::intern!(obj.py(), "ptr")) {
-        if let Ok(p) = ptr.extract::<u64>() {
-            return Ok(p);
+    match obj.getattr(pyo3::intern!(obj.py(), "ptr")) {
+        Ok(ptr) => {
+            if let Ok(p) = ptr.extract::<u64>() {
+                return Ok(p);
+            }
         }
+        // `.ptr` exists but failed (a freed allocation, Ctrl-C): that is the cause to report.
+        Err(e) if !e.is_instance_of::<pyo3::exceptions::PyAttributeError>(obj.py()) => return Err(e),
+        Err(_) => {}
     }
     if let Ok(cai) = obj.getattr(pyo3::intern!(obj.py(), "__cuda_array_interface__")) {
         let data = cai.get_item("data")?;
@@ -206,6 +211,15 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
             obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
         ))
     })
+}
+
+/// The address of an allocation or array (anything but a number), None for other objects.
+fn device_object_pointer(obj: &Bound<'_, PyAny>, index: usize) -> Option<PyResult<u64>> {
+    let py = obj.py();
+    let is_array = obj.cast::<DeviceAllocation>().is_ok()
+        || obj.hasattr(pyo3::intern!(py, "ptr")).unwrap_or(false)
+        || obj.hasattr(pyo3::intern!(py, "__cuda_array_interface__")).unwrap_or(false);
+    is_array.then(|| pointer_of(obj, index))
 }
 
 fn stage(args: &mut KernelArgs, staged: &mut Vec<Staged>, h: &ArgumentHandler) -> PyResult<()> {
@@ -256,14 +270,15 @@ pub(super) fn pack_prepared(
         ParamKind::U16 => args.push(obj.extract::<u16>()?),
         ParamKind::I32 => args.push(obj.extract::<i32>()?),
         ParamKind::U32 => args.push(obj.extract::<u32>()?),
-        // numpy.intp in a signature is a pointer as well as an integer (PyCUDA's convention).
+        // np.intp is int64's type on LP64 platforms, so a prepared 64-bit integer may be a pointer
+        // parameter (PyCUDA's idiom): take an array or allocation there by its address.
         ParamKind::I64 => match obj.extract::<i64>() {
             Ok(v) => args.push(v),
-            Err(e) => args.push(pointer_of(obj, index).map_err(|_| e)?),
+            Err(e) => args.push(device_object_pointer(obj, index).ok_or(e)?? as i64),
         },
         ParamKind::U64 => match obj.extract::<u64>() {
             Ok(v) => args.push(v),
-            Err(e) => args.push(pointer_of(obj, index).map_err(|_| e)?),
+            Err(e) => args.push(device_object_pointer(obj, index).ok_or(e)??),
         },
         ParamKind::F32 => args.push(obj.extract::<f64>()? as f32),
         ParamKind::F64 => args.push(obj.extract::<f64>()?),

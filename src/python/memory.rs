@@ -2,8 +2,9 @@
 //! names (`mem_alloc`, `memcpy_htod`, ...). These raise on failure.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -24,6 +25,9 @@ pub struct DeviceAllocation {
     bytes: usize,
     ptr: DevicePtr,
     device: i32,
+    /// Live zero-copy exports of the address (`AllocationExport`s): `free()` refuses while
+    /// any lives, since a consumer (a numpy array, a DLPack tensor) may still use the memory.
+    exports: AtomicUsize,
 }
 
 impl DeviceAllocation {
@@ -42,6 +46,7 @@ impl DeviceAllocation {
             bytes,
             device: buffer.device(),
             buffer: Releasable::new(buffer, "this DeviceAllocation"),
+            exports: AtomicUsize::new(0),
         })
     }
 
@@ -94,10 +99,33 @@ impl DeviceAllocation {
         self.buffer.is_released()
     }
 
-    /// Releases the memory now; later use raises. Idempotent.
-    fn free(&self) -> PyResult<()> {
-        drop(self.buffer.take());
+    /// Releases the memory now; later use raises. Idempotent. Raises BufferError while a
+    /// zero-copy export of the address (numpy array, DLPack tensor) is alive.
+    fn free(&self, py: Python<'_>) -> PyResult<()> {
+        let live = self.exports.load(Ordering::Acquire);
+        if live > 0 && !self.buffer.is_released() {
+            return Err(PyBufferError::new_err(format!(
+                "cannot free this DeviceAllocation of {} bytes: {live} zero-copy export(s) of its memory \
+                 (numpy arrays from __array_interface__, DLPack tensors, CUDA Array Interface consumers) \
+                 may still use it. Delete them (and the GPUArray they came from); the memory is then \
+                 freed with its last reference",
+                self.bytes
+            )));
+        }
+        let buffer = self.buffer.take();
+        // Without the GIL: on the host backend a free waits for kernels still running on
+        // other threads, which need the GIL to check for Ctrl-C.
+        py.detach(move || drop(buffer));
         Ok(())
+    }
+
+    /// A lease that makes `free()` refuse until it is dropped: held by whatever hands the
+    /// address to a consumer that cannot be told about a free (numpy, DLPack). `what` names
+    /// the export in free()'s error.
+    fn _export(slf: &Bound<'_, Self>) -> PyResult<AllocationExport> {
+        slf.get().live_ptr()?;
+        slf.get().exports.fetch_add(1, Ordering::AcqRel);
+        Ok(AllocationExport { allocation: slf.clone().unbind() })
     }
 
     fn __repr__(&self) -> String {
@@ -111,6 +139,29 @@ impl DeviceAllocation {
     // No buffer protocol, on the host backend either: numpy would take a DeviceAllocation for
     // its bytes, so `np.intp(alloc)` (PyCUDA's idiom for pointer arithmetic) would be an array
     // of them instead of the address that __index__ gives on every backend.
+}
+
+/// One live zero-copy export of a DeviceAllocation (see `DeviceAllocation._export`); keeps
+/// the allocation alive and `free()` refused until it goes away.
+#[pyclass(module = "pygpu", frozen)]
+pub struct AllocationExport {
+    allocation: Py<DeviceAllocation>,
+}
+
+#[pymethods]
+impl AllocationExport {
+    #[getter]
+    fn allocation(&self, py: Python<'_>) -> Py<DeviceAllocation> {
+        self.allocation.clone_ref(py)
+    }
+}
+
+impl Drop for AllocationExport {
+    fn drop(&mut self) {
+        // The allocation is alive: this object holds a reference to it (frozen, so no GIL
+        // is needed to reach the counter).
+        self.allocation.get().exports.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Page-locked host memory exposing the buffer protocol; `pagelocked_empty` wraps it in
@@ -173,25 +224,57 @@ pub fn byte_count(nbytes: isize) -> PyResult<usize> {
         .map_err(|_| Error::InvalidArgument(format!("a size cannot be negative (got {nbytes})")).into())
 }
 
-/// A device address from a DeviceAllocation, or any object convertible to int (as PyCUDA
-/// accepts), with the allocation's size when known for bounds checks.
+/// A device address from a DeviceAllocation, a GPUArray (its `.ptr`, bounded by its bytes), or
+/// an object with `__index__` (an int, `np.intp`, a DevicePointer), as PyCUDA accepts, with the
+/// memory's size when known for bounds checks. `__int__` alone is not an address: a one-element
+/// array or a float converts with it to its *value*.
 pub fn device_address(obj: &Bound<'_, PyAny>) -> PyResult<(DevicePtr, Option<usize>)> {
     if let Ok(a) = obj.cast::<DeviceAllocation>() {
         let a = a.get();
         return Ok((a.live_ptr()?, Some(a.bytes)));
     }
-    if let Ok(v) = obj.extract::<u64>() {
-        return Ok((v, None));
+    if let Some(span) = gpuarray_span(obj)? {
+        return Ok(span);
     }
-    if obj.hasattr("__int__")? {
-        if let Ok(v) = obj.call_method0("__int__").and_then(|v| v.extract::<u64>()) {
-            return Ok((v, None));
-        }
+    // SAFETY: obj is a live object; PyNumber_Index returns a new reference or NULL with an error set.
+    let index = unsafe { Bound::from_owned_ptr_or_err(obj.py(), ffi::PyNumber_Index(obj.as_ptr())) };
+    match index {
+        // A TypeError, as before: the argument is not an address (tests/test_memory.py).
+        Ok(value) => value.extract::<u64>().map(|v| (v, None)).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "a device address must be a non-negative 64-bit integer, got {}",
+                value.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        }),
+        // Errors other than "no __index__" (a freed allocation, KeyboardInterrupt) say what is wrong.
+        Err(e) if !e.is_instance_of::<PyTypeError>(obj.py()) => Err(e),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "expected a device pointer (DeviceAllocation, GPUArray or an int address), got {}",
+            obj.get_type().name()?
+        ))),
     }
-    Err(PyTypeError::new_err(format!(
-        "expected a device pointer (DeviceAllocation or a non-negative int), got {}",
-        obj.get_type().name()?
-    )))
+}
+
+/// For a pygpu GPUArray: (`.ptr`, `.nbytes`); it must be contiguous, since the copy calls
+/// take its bytes as one span. None for any other object.
+fn gpuarray_span(obj: &Bound<'_, PyAny>) -> PyResult<Option<(DevicePtr, Option<usize>)>> {
+    let py = obj.py();
+    let Some(module) = py.import("sys")?.getattr("modules")?.get_item("pygpu.gpuarray._core").ok() else {
+        return Ok(None); // GPUArray was never imported, so obj is none
+    };
+    if !obj.is_instance(&module.getattr("GPUArray")?)? {
+        return Ok(None);
+    }
+    let flags = obj.getattr("flags")?;
+    if !(flags.getattr("c_contiguous")?.is_truthy()? || flags.getattr("f_contiguous")?.is_truthy()?) {
+        return Err(Error::InvalidArgument(
+            "a non-contiguous GPUArray is not one span of device memory: pass a contiguous one \
+             (a.copy()) or use its methods (get, set)"
+                .to_string(),
+        )
+        .into());
+    }
+    Ok(Some((obj.getattr("ptr")?.extract::<u64>()?, Some(obj.getattr("nbytes")?.extract::<usize>()?))))
 }
 
 fn check_fits(what: &str, bytes: usize, capacity: Option<usize>) -> PyResult<()> {
@@ -231,6 +314,14 @@ pub fn mem_alloc(nbytes: isize) -> PyResult<DeviceAllocation> {
 #[pyfunction]
 pub fn pool_alloc(nbytes: isize) -> PyResult<DeviceAllocation> {
     DeviceAllocation::pooled(byte_count(nbytes)?)
+}
+
+/// Whether `[ptr, ptr + nbytes)` lies inside one live pygpu allocation (or page-locked or
+/// registered host memory): True/False where the backend keeps a registry (host), None where
+/// it cannot tell (GPU backends).
+#[pyfunction]
+pub fn is_device_memory(ptr: u64, nbytes: isize) -> PyResult<Option<bool>> {
+    Ok(backend()?.span_is_device_memory(ptr, byte_count(nbytes)?))
 }
 
 /// (free, total) bytes of the current device.

@@ -36,6 +36,50 @@ impl Module {
     }
 }
 
+/// The largest code object `Module.from_file` reads; bigger files (or endless ones such as
+/// /dev/zero) are refused rather than read until memory runs out.
+const MAX_IMAGE_BYTES: u64 = 1 << 30;
+
+/// A code object's bytes, with an exception that names the path and what is wrong with it.
+fn read_image_file(path: &std::path::Path) -> PyResult<Vec<u8>> {
+    use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyMemoryError, PyOSError, PyValueError};
+    use std::io::{ErrorKind, Read};
+    let fail = |e: std::io::Error| -> PyErr {
+        let message = format!("cannot read the code object {}: {e}", path.display());
+        match e.kind() {
+            ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+            ErrorKind::IsADirectory => PyIsADirectoryError::new_err(message),
+            ErrorKind::InvalidInput => PyValueError::new_err(message),
+            ErrorKind::OutOfMemory => PyMemoryError::new_err(message),
+            _ => PyOSError::new_err(message),
+        }
+    };
+    let file = std::fs::File::open(path).map_err(fail)?;
+    let metadata = file.metadata().map_err(fail)?;
+    if metadata.is_dir() {
+        return Err(fail(std::io::Error::from(ErrorKind::IsADirectory)));
+    }
+    // A device or pipe (/dev/zero) may never end: only files have a size to check first.
+    if !metadata.is_file() || metadata.len() > MAX_IMAGE_BYTES {
+        return Err(PyValueError::new_err(format!(
+            "{} is not a code object: {}",
+            path.display(),
+            if metadata.is_file() {
+                format!("{} bytes, more than the {MAX_IMAGE_BYTES} a code object may have", metadata.len())
+            } else {
+                "not a regular file".to_string()
+            }
+        )));
+    }
+    let mut image = Vec::new();
+    image.try_reserve_exact(metadata.len() as usize).map_err(|_| {
+        PyMemoryError::new_err(format!("no memory to read {} ({} bytes)", path.display(), metadata.len()))
+    })?;
+    // Bounded: a file growing meanwhile is read up to the limit only.
+    file.take(MAX_IMAGE_BYTES).read_to_end(&mut image).map_err(fail)?;
+    Ok(image)
+}
+
 #[pymethods]
 impl Module {
     /// Loads a code object from its bytes.
@@ -47,10 +91,7 @@ impl Module {
     /// Loads a code object from a file.
     #[staticmethod]
     fn from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        let image = std::fs::read(&path).map_err(|e| {
-            pyo3::exceptions::PyFileNotFoundError::new_err(format!("cannot read {}: {e}", path.display()))
-        })?;
-        Module::load(py, &image)
+        Module::load(py, &read_image_file(&path)?)
     }
 
     fn get_function(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {

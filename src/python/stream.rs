@@ -18,6 +18,9 @@ pub struct CudaStream {
     stream: Releasable<Arc<Stream>>,
     device: i32,
     flags: u32,
+    /// Objects the work captured so far uses (staging buffers, temporaries): the graph made by
+    /// `end_capture` takes them, since a graph keeps only addresses.
+    kept: std::sync::Mutex<Vec<Py<PyAny>>>,
 }
 
 impl CudaStream {
@@ -38,6 +41,11 @@ impl CudaStream {
 
     pub fn device(&self) -> i32 {
         self.device
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Vec<Py<PyAny>>> {
+        // Nothing that can panic runs under this lock; recover the Vec if it ever did.
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -68,7 +76,12 @@ impl CudaStream {
     fn new(flags: u32) -> PyResult<Self> {
         let stream = Stream::new(&Context::current()?, flags)?;
         let device = stream.context().device();
-        Ok(CudaStream { stream: Releasable::new(Arc::new(stream), "this cudaStream_t"), device, flags })
+        Ok(CudaStream {
+            stream: Releasable::new(Arc::new(stream), "this cudaStream_t"),
+            device,
+            flags,
+            kept: Default::default(),
+        })
     }
 
     /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.
@@ -109,12 +122,36 @@ impl CudaStream {
 
     /// Starts recording this stream's launches and copies into a graph instead of running them.
     fn begin_capture(slf: &Bound<'_, Self>) -> PyResult<()> {
-        Ok(this_stream(slf)?.begin_capture()?)
+        this_stream(slf)?.begin_capture()?;
+        slf.get().kept().clear();
+        Ok(())
     }
 
-    /// Stops recording and returns the graph.
+    /// Stops recording and returns the graph, which keeps alive what `keep_while_captured` got.
     fn end_capture(slf: &Bound<'_, Self>) -> PyResult<Graph> {
-        Ok(Graph { graph: this_stream(slf)?.end_capture()? })
+        let graph = this_stream(slf)?.end_capture()?;
+        Ok(Graph { graph, kept: std::mem::take(&mut *slf.get().kept()) })
+    }
+
+    /// While this stream captures, keeps `obj` alive as long as the graph being recorded (and
+    /// its instances): for memory the captured work reads or writes. True if kept, False when
+    /// the stream is not capturing (nothing to do).
+    fn keep_while_captured(slf: &Bound<'_, Self>, obj: Py<PyAny>) -> PyResult<bool> {
+        if !this_stream(slf)?.is_capturing()? {
+            return Ok(false);
+        }
+        slf.get().kept().push(obj);
+        Ok(true)
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        // try_lock: the GC must never block; a list being changed is visited next time.
+        if let Ok(kept) = self.kept.try_lock() {
+            for obj in kept.iter() {
+                visit.call(obj)?;
+            }
+        }
+        Ok(())
     }
 
     #[getter]
@@ -204,23 +241,40 @@ pub fn cuda_stream_destroy(stream: &Bound<'_, CudaStream>) -> PyResult<CudaStatu
 #[pyclass(module = "pygpu", frozen)]
 pub struct Graph {
     graph: runtime::Graph,
+    /// What the captured work uses (see `cudaStream_t.keep_while_captured`).
+    kept: Vec<Py<PyAny>>,
 }
 
 #[pymethods]
 impl Graph {
     /// An executable instance, launchable many times.
-    fn instantiate(&self) -> PyResult<GraphExec> {
-        Ok(GraphExec { exec: self.graph.instantiate()? })
+    fn instantiate(&self, py: Python<'_>) -> PyResult<GraphExec> {
+        Ok(GraphExec { exec: self.graph.instantiate()?, kept: self.kept.iter().map(|o| o.clone_ref(py)).collect() })
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        for obj in &self.kept {
+            visit.call(obj)?;
+        }
+        Ok(())
     }
 }
 
 #[pyclass(module = "pygpu", frozen)]
 pub struct GraphExec {
     exec: runtime::GraphExec,
+    kept: Vec<Py<PyAny>>,
 }
 
 #[pymethods]
 impl GraphExec {
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        for obj in &self.kept {
+            visit.call(obj)?;
+        }
+        Ok(())
+    }
+
     /// Replays the graph on `stream` (None: the default stream).
     #[pyo3(signature = (stream = None))]
     fn launch(&self, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {

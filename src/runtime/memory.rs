@@ -199,9 +199,10 @@ unsafe impl Sync for PinnedBuffer {}
 impl PinnedBuffer {
     pub fn new(bytes: usize) -> Result<Self> {
         let backend = backend()?;
-        // More page-locked memory than the machine has can never be pinned, and asking the
-        // driver for it gets the process killed by the kernel's OOM killer, not an error.
-        if bytes > physical_memory() {
+        // Page-locked memory cannot be swapped out: more than is available now can never be
+        // pinned, and asking the driver for it gets the process killed by the kernel's OOM
+        // killer, not an error.
+        if bytes > available_memory() {
             return Err(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, backend.kind()));
         }
         let ptr = backend.host_alloc(bytes)?;
@@ -214,7 +215,7 @@ impl PinnedBuffer {
             return Self::new(bytes);
         }
         let backend = backend()?;
-        if bytes > physical_memory() {
+        if bytes > available_memory() {
             return Err(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, backend.kind()));
         }
         let ptr = backend.host_alloc_flags(bytes, flags)?;
@@ -255,6 +256,70 @@ pub fn physical_memory() -> usize {
         (pages as usize).saturating_mul(page_size as usize)
     } else {
         1 << 34
+    }
+}
+
+/// Host memory this process can still get now: the kernel's MemAvailable estimate (physical
+/// memory where /proc/meminfo cannot be read), bounded by what its memory cgroup and the
+/// address-space limit (RLIMIT_AS) leave. Requests sized by an argument are checked against it before they are
+/// made, since memory that is promised (overcommitted) but not there is an OOM kill, not an error.
+pub fn available_memory() -> usize {
+    let mut available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib.saturating_mul(1024))
+        })
+        .unwrap_or_else(physical_memory);
+    // In a container MemAvailable is the host's: its memory cgroup's limit is what counts.
+    if let Some(headroom) = cgroup_headroom() {
+        available = available.min(headroom);
+    }
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0 && limit.rlim_cur != libc::RLIM_INFINITY {
+        let used = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<usize>().ok())
+            .map_or(0, |pages| pages.saturating_mul(page_bytes()));
+        available = available.min((limit.rlim_cur as usize).saturating_sub(used));
+    }
+    available
+}
+
+/// What the memory cgroup (v2, else v1) still allows: its limit less what it uses, not
+/// counting inactive file cache (reclaimed before anything is killed); None without a limit file.
+fn cgroup_headroom() -> Option<usize> {
+    let number = |path: &str| std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse::<u64>().ok());
+    let stat = |path: &str, key: &str| {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.lines().find_map(|l| l.strip_prefix(key).and_then(|v| v.trim().parse::<u64>().ok())))
+    };
+    let versions = [
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat", "inactive_file "),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+            "/sys/fs/cgroup/memory/memory.stat",
+            "total_inactive_file ",
+        ),
+    ];
+    versions.iter().find_map(|&(limit, usage, stats, inactive)| {
+        let (limit, usage) = (number(limit)?, number(usage)?);
+        let used = usage.saturating_sub(stat(stats, inactive).unwrap_or(0));
+        Some(usize::try_from(limit.saturating_sub(used)).unwrap_or(usize::MAX))
+    })
+}
+
+fn page_bytes() -> usize {
+    // SAFETY: sysconf only reads system configuration.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
     }
 }
 
@@ -335,6 +400,18 @@ impl Drop for IpcMapping {
         if let Err(e) = unsafe { self.backend.ipc_close_mem_handle(self.ptr) } {
             record_error(e.code());
         }
+    }
+}
+
+#[cfg(test)]
+mod available_tests {
+    use super::*;
+
+    #[test]
+    fn available_memory_is_positive_and_at_most_physical_plus_swap() {
+        let available = available_memory();
+        assert!(available > 0);
+        assert!(available <= physical_memory().saturating_mul(4));
     }
 }
 

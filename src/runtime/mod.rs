@@ -27,6 +27,7 @@ pub mod handle;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
+mod image;
 /// Lets a host-backend launch stop between blocks (Ctrl-C); see host::module.
 pub use host::module::run_interruptible;
 pub mod kernel;
@@ -424,6 +425,12 @@ pub trait Backend: Send + Sync {
     /// Opens another process's event (`cuIpcOpenEventHandle`); `event_destroy` releases it.
     fn ipc_open_event_handle(&self, _handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
         Err(self.unsupported("interprocess events"))
+    }
+    /// Whether `[ptr, ptr + bytes)` lies inside one live allocation (or page-locked or
+    /// registered host memory), where the backend keeps a registry (host); None where it
+    /// cannot tell.
+    fn span_is_device_memory(&self, _ptr: DevicePtr, _bytes: usize) -> Option<bool> {
+        None
     }
 }
 

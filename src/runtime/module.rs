@@ -20,6 +20,7 @@ impl Module {
     /// Loads a code object: PTX, cubin or fatbin (CUDA), HSACO (HIP), a kernels shared
     /// library (host).
     pub fn load(ctx: &Arc<Context>, image: &[u8]) -> Result<Arc<Module>> {
+        super::image::check_fits(image, ctx.backend().kind())?;
         let handle = ctx.backend().module_load(image)?;
         Ok(Arc::new(Module { ctx: ctx.clone(), owned: Owned::new(ctx.backend(), handle) }))
     }

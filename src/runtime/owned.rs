@@ -15,6 +15,15 @@ pub trait RawHandle: Copy {
 
 impl RawHandle for StreamHandle {
     unsafe fn destroy(self, backend: &dyn Backend) -> Result<()> {
+        // A capture left open would outlive its stream in the driver (a leak per stream): end it
+        // and destroy what it recorded first. A capture the driver already invalidated gives no
+        // graph, which is fine.
+        if backend.stream_is_capturing(self) == Ok(true) {
+            if let Ok(graph) = backend.stream_end_capture(self) {
+                // SAFETY: the graph was just made by end_capture and nothing else holds it.
+                let _ = unsafe { backend.graph_destroy(graph) };
+            }
+        }
         // SAFETY: forwarded from this function's contract.
         unsafe { backend.stream_destroy(self) }
     }

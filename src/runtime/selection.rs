@@ -112,7 +112,11 @@ pub fn active_backend() -> Option<&'static dyn Backend> {
 fn create(kind: BackendKind) -> Result<&'static dyn Backend> {
     // Backends live for the whole process, as the CUDA runtime's state does.
     Ok(match kind {
-        BackendKind::Host => Box::leak(Box::new(host::HostBackend::new())),
+        BackendKind::Host => {
+            let host: &'static host::HostBackend = Box::leak(Box::new(host::HostBackend::new()));
+            host.install_fork_handlers();
+            host
+        }
         BackendKind::Cuda => Box::leak(Box::new(cuda::CudaBackend::new()?)),
         #[cfg(feature = "hip")]
         BackendKind::Hip => Box::leak(Box::new(hip::HipBackend::new()?)),

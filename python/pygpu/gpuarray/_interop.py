@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 import operator
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pygpu._pygpu import (
-    CudaError,
+    DeviceAllocation,
     DLPackTensor,
     InvalidHandleError,
     cudaEvent_t,
@@ -21,7 +22,7 @@ from pygpu._pygpu import (
     dlpack_capsule,
     dlpack_from_capsule,
     event_record_raw,
-    memcpy_dtoh,
+    is_device_memory,
     stream_wait_event_raw,
 )
 from pygpu.gpuarray import _core, _creation
@@ -45,6 +46,49 @@ __all__ = ["InteropMixin", "asarray", "from_dlpack"]
 
 _DLPACK_MAX_VERSION = (1, 1)
 
+# Leases (AllocationExport) taken by raw-address exports (__array_interface__,
+# __cuda_array_interface__), by id of the exporting GPUArray. The consumer keeps that GPUArray
+# alive but cannot be asked when it is done, so the lease lasts as long as the GPUArray:
+# free() of its allocation raises until then instead of pulling memory from under the consumer.
+_RAW_EXPORT_LEASES: dict[int, Any] = {}
+
+
+def _allocation(alloc: Any) -> DeviceAllocation | None:
+    """The DeviceAllocation under a GPUArray's memory, if pygpu owns it."""
+    while isinstance(alloc, _core.DevicePointer):
+        alloc = alloc.base
+    return alloc if isinstance(alloc, DeviceAllocation) else None
+
+
+def _export_lease(array: ArrayFields) -> Any:
+    """A lease keeping ``free()`` of ``array``'s allocation refused while it lives (None when the
+    memory is not a pygpu allocation)."""
+    allocation = _allocation(array._alloc)
+    return None if allocation is None else allocation._export()
+
+
+def _lease_while_alive(array: ArrayFields) -> None:
+    key = id(array)
+    if key in _RAW_EXPORT_LEASES:
+        return
+    lease = _export_lease(array)
+    if lease is not None:
+        _RAW_EXPORT_LEASES[key] = lease
+        weakref.finalize(array, _RAW_EXPORT_LEASES.pop, key, None)
+
+
+def _check_span(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, what: str) -> None:
+    """Refuses, where the backend keeps a registry (host), memory outside pygpu allocations:
+    numpy or a kernel would read or write it blindly."""
+    if not math.prod(shape):
+        return
+    lo, hi = extent(shape, strides, itemsize)
+    if ptr + lo < 0 or is_device_memory(ptr + lo, hi - lo) is False:
+        raise ValueError(
+            f"{what}: bytes [0x{ptr + lo:x}, 0x{ptr + hi:x}) are not inside one live pygpu allocation "
+            "(a freed allocation, or a bogus gpudata= address)"
+        )
+
 
 class InteropMixin(ArrayFields):
     """GPUArray's exports: ``__cuda_array_interface__``, ``__array_interface__``,
@@ -62,10 +106,12 @@ class InteropMixin(ArrayFields):
                 "__cuda_array_interface__: on the host backend device memory is host memory; "
                 "use __array_interface__ or DLPack"
             )
+        ptr = self.ptr
+        _lease_while_alive(self)
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
-            "data": (self.ptr, self._readonly),
+            "data": (ptr, self._readonly),
             # Explicit even in C order, as PyCUDA gives them.
             "strides": self.strides,
             "version": 3,
@@ -96,10 +142,13 @@ class InteropMixin(ArrayFields):
                 "__cuda_array_interface__ or DLPack"
             )
         flags = self._flags or self.flags
+        ptr = self.ptr
+        _check_span(ptr, self.shape, self.strides, self.dtype.itemsize, "__array_interface__")
+        _lease_while_alive(self)
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
-            "data": (self.ptr, self._readonly),
+            "data": (ptr, self._readonly),
             "strides": None if flags.c_contiguous else self.strides,
             "version": 3,
         }
@@ -140,6 +189,15 @@ class InteropMixin(ArrayFields):
         """
         if stream is not None and not isinstance(stream, (int, np.integer)):
             raise TypeError(f"stream must be an int or None, not {type(stream).__name__}")
+        if max_version is not None:
+            if (
+                not isinstance(max_version, tuple)
+                or len(max_version) != 2
+                or not all(isinstance(v, (int, np.integer)) for v in max_version)
+            ):
+                raise TypeError(f"max_version must be a (major, minor) tuple of ints, not {max_version!r}")
+        if dl_device is not None and (not isinstance(dl_device, tuple) or len(dl_device) != 2):
+            raise TypeError(f"dl_device must be a (device_type, device_id) tuple, not {dl_device!r}")
         p = platform()
         device = self.__dlpack_device__()
         if dl_device is not None and tuple(dl_device) != device:
@@ -163,9 +221,13 @@ class InteropMixin(ArrayFields):
                 f"strides {src.strides} are not multiples of the itemsize {itemsize}: DLPack cannot describe them"
             )
         versioned = max_version is not None and max_version[0] >= 1
+        ptr = src.ptr
+        if p.host_memory:
+            _check_span(ptr, src.shape, src.strides, itemsize, "__dlpack__")
+        # The capsule owns the lease until its consumer's deleter runs: free() refuses meanwhile.
         return dlpack_capsule(
-            src,
-            src.ptr,
+            (src, _export_lease(src)),
+            ptr,
             src.shape,
             tuple(s // itemsize for s in src.strides),
             DTYPES[src.dtype].dlpack_code,
@@ -210,17 +272,10 @@ class InteropMixin(ArrayFields):
 
 # ----------------------------------------------------------------------------- import
 
-_PROBE = np.empty(1, np.uint8)
-
 
 def _is_device_memory(ptr: int, lo: int, hi: int) -> bool:
-    """On the host backend: whether [ptr+lo, ptr+hi) lies in pygpu allocations."""
-    try:
-        memcpy_dtoh(_PROBE, ptr + lo)
-        memcpy_dtoh(_PROBE, ptr + hi - 1)
-    except (CudaError, ValueError):
-        return False
-    return True
+    """On the host backend: whether [ptr+lo, ptr+hi) lies inside one pygpu allocation."""
+    return ptr + lo >= 0 and bool(is_device_memory(ptr + lo, hi - lo))
 
 
 class _HostMemory:
@@ -330,7 +385,14 @@ def _from_cai(obj: Any, cai: Any) -> GPUArray:
     if data is None:
         ptr, readonly = 0, False
     else:
-        ptr, readonly = operator.index(data[0]), bool(data[1])
+        if not isinstance(data, (tuple, list)) or len(data) != 2:
+            raise TypeError(f"__cuda_array_interface__ 'data' must be a 2-tuple (pointer, read_only), not {data!r}")
+        try:
+            ptr, readonly = operator.index(data[0]), bool(data[1])
+        except TypeError as e:
+            raise TypeError(f"__cuda_array_interface__ 'data' pointer must be an int, not {data[0]!r}") from e
+        if ptr < 0:
+            raise ValueError(f"__cuda_array_interface__ 'data' pointer is negative: {ptr}")
     strides = cai.get("strides")
     if strides is None:
         st = c_strides(shape, dtype.itemsize)
@@ -341,6 +403,7 @@ def _from_cai(obj: Any, cai: Any) -> GPUArray:
     size = math.prod(shape)
     if size and ptr == 0:
         raise ValueError("__cuda_array_interface__ has a null data pointer for a non-empty array")
+    _check_span(ptr, shape, st, dtype.itemsize, "__cuda_array_interface__ 'data'")
     device = cudaGetDevice()[0]
     dev = getattr(obj, "__dlpack_device__", None)
     if callable(dev):

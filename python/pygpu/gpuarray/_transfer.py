@@ -14,6 +14,7 @@ from pygpu._pinned import pagelocked_empty
 from pygpu._pygpu import (
     DeviceAllocation,
     cudaStreamSynchronize,
+    mem_alloc,
     memcpy_dtod,
     memcpy_dtoh,
     memcpy_htod,
@@ -156,7 +157,9 @@ class TransferMixin(ArrayFields):
                 f"convert it first with ary.astype({dtype.name!r})"
             )
         self._order.before(stream)
-        if self.size:
+        if self.size and stream is not None and stream.is_capturing:
+            self._set_captured(ary, stream)
+        elif self.size:
             flags = self._flags or self.flags
             if flags.c_contiguous:
                 memcpy_htod(
@@ -167,6 +170,24 @@ class TransferMixin(ArrayFields):
             else:
                 self._set_span(ary, stream)
         self._order.wrote(stream)
+
+    def _set_captured(self, value: Any, stream: Any) -> None:
+        """``set``/``fill`` inside a stream capture: a graph replays copies by address, so the
+        values go through page-locked staging that the graph keeps (never a pageable temporary),
+        and a strided destination is written on the device from a contiguous copy, never by a
+        host read-modify-write, which would happen once, at capture time."""
+        me = cast("GPUArray", self)
+        staging = pagelocked_empty(self.shape, self.dtype)
+        staging[...] = value
+        flags = self._flags or self.flags
+        if flags.c_contiguous:
+            memcpy_htod(self._address(), staging, stream)
+            stream.keep_while_captured(staging)
+            return
+        dense = _core.GPUArray(self.shape, self.dtype, allocator=mem_alloc)
+        memcpy_htod(dense.ptr, staging, stream)
+        copy_into(me, dense, stream)
+        stream.keep_while_captured((staging, dense))
 
     def _set_span(self, value: Any, stream: Any) -> None:
         shape, dtype, strides = self.shape, self.dtype, self.strides
@@ -215,7 +236,10 @@ class TransferMixin(ArrayFields):
         elif not _aligned(me):
             # Misaligned views (a reinterpreted byte offset) cannot take the kernel's loads.
             self._order.before(stream)
-            self._set_span(scalar, stream)
+            if stream is not None and stream.is_capturing:
+                self._set_captured(scalar, stream)
+            else:
+                self._set_span(scalar, stream)
             self._order.wrote(stream)
         else:
             _elementwise.launch("cast", f"copy_x{itemsize}", [me], [pattern.ljust(16, b"\0")], stream)

@@ -4,7 +4,7 @@
 
 pub mod dlpack;
 
-use numpy::{Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::{Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -43,7 +43,14 @@ impl<T: Element + Copy> ArrayCore<T> {
         };
         let total = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
         match total.and_then(|n| n.checked_mul(std::mem::size_of::<T>())) {
-            Some(bytes) if bytes <= isize::MAX as usize => {}
+            Some(bytes) if bytes <= isize::MAX as usize => {
+                // numpy.zeros promises memory lazily; touching more than there is would be an OOM kill.
+                if bytes > crate::runtime::memory::available_memory() {
+                    return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+                        "{type_name} of shape {shape:?} needs {bytes} bytes of host memory, more than is available"
+                    )));
+                }
+            }
             _ => return Err(PyValueError::new_err(format!("shape {shape:?} is too large"))),
         }
         // Through numpy.zeros rather than PyArray::zeros, which panics when the allocation fails.
@@ -96,6 +103,32 @@ impl<T: Element + Copy> ArrayCore<T> {
         })
     }
 
+    /// Checks, on every copy, that the host array still is what the device side was made
+    /// for: numpy lets `a.dtype = ...` and `a.resize(...)` change it in place, and a copy
+    /// sized by the old layout would run past the host (or device) memory.
+    fn check_host(&self, py: Python<'_>, type_name: &str) -> PyResult<()> {
+        let host = self.host.bind(py);
+        let expected = numpy::dtype::<T>(py);
+        if !host.dtype().is_equiv_to(&expected) {
+            return Err(PyTypeError::new_err(format!(
+                "the host array of this {type_name} now has dtype {} (it was changed in place); \
+                 this {type_name} copies {} only: restore the dtype or make a new DeviceArray_ of the new dtype",
+                host.dtype().str()?,
+                expected.str()?
+            )));
+        }
+        let host_bytes = host.len().checked_mul(std::mem::size_of::<T>());
+        match &self.device {
+            Some(device) if host_bytes != Some(device.bytes()) => Err(PyValueError::new_err(format!(
+                "the host array of this {type_name} now holds {} bytes (it was resized in place) but the \
+                 device side holds {}: make a new {type_name} for the new shape",
+                host_bytes.map_or_else(|| "too many".to_string(), |b| b.to_string()),
+                device.bytes()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     pub fn to_device(
         &mut self,
         py: Python<'_>,
@@ -103,6 +136,7 @@ impl<T: Element + Copy> ArrayCore<T> {
         type_name: &str,
     ) -> PyResult<CudaStatus> {
         let dst = self.device_ptr(type_name)?;
+        self.check_host(py, type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
         let host = self
             .host
@@ -136,6 +170,7 @@ impl<T: Element + Copy> ArrayCore<T> {
         type_name: &str,
     ) -> PyResult<CudaStatus> {
         let src = self.device_ptr(type_name)?;
+        self.check_host(py, type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
         let bytes = self.nbytes(py);
         let b = backend()?;

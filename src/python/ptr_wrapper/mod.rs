@@ -78,6 +78,14 @@ macro_rules! pointer_wrapper {
                 )))
             }
 
+            /// The owner is visible to the garbage collector (a cycle through it is collected).
+            fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+                if let Some(owner) = &self.0.owner {
+                    visit.call(owner)?;
+                }
+                Ok(())
+            }
+
             fn __int__(&self) -> u64 {
                 self.0.address
             }

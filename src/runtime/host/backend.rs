@@ -119,7 +119,10 @@ impl Backend for HostBackend {
     }
 
     unsafe fn stream_destroy(&self, stream: StreamHandle) -> Result<()> {
-        match self.state().streams.remove(&stream.0) {
+        let mut state = self.state();
+        // A capture in progress ends with its stream (CUDA invalidates it likewise).
+        state.capturing.remove(&stream.0);
+        match state.streams.remove(&stream.0) {
             Some(_) => Ok(()),
             None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
         }
@@ -434,8 +437,17 @@ impl Backend for HostBackend {
         if ptr == 0 {
             return Ok(());
         }
-        // Work on host streams has already run, so the block is idle now.
-        if self.pool.lock().unwrap_or_else(|e| e.into_inner()).give_back(ptr) {
+        // Work on host streams has already run, so the block is idle now, unless a kernel on
+        // another thread still uses it: then it goes back to the cache when the kernel ends.
+        let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut state = self.state();
+            if state.running_launches > 0 {
+                state.deferred_pool_frees.push(ptr);
+                return Ok(());
+            }
+        }
+        if cache.give_back(ptr) {
             Ok(())
         } else {
             Err(Self::err(CUDA_ERROR_INVALID_VALUE))
@@ -474,6 +486,10 @@ impl Backend for HostBackend {
 
     fn ipc_open_event_handle(&self, handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
         self.cpu_ipc_open_event_handle(handle)
+    }
+
+    fn span_is_device_memory(&self, ptr: DevicePtr, bytes: usize) -> Option<bool> {
+        Some(self.check_range(&self.state(), ptr, bytes.max(1)).is_ok())
     }
 }
 

@@ -13,6 +13,11 @@ impl HostBackend {
         for ptr in state.module_globals.remove(&module.0).unwrap_or_default() {
             state.allocations.remove(&ptr);
         }
+        // A Function holds its module loaded (runtime::module), so none of these is in use.
+        for (_, id) in state.module_functions.remove(&module.0).unwrap_or_default() {
+            state.functions.remove(&id);
+            state.function_settings.retain(|(f, _), _| *f != id);
+        }
         Ok(())
     }
 
@@ -23,9 +28,20 @@ impl HostBackend {
             .get(&module.0)
             .cloned()
             .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        if let Some(&id) = self.state().module_functions.get(&module.0).and_then(|m| m.get(name)) {
+            return Ok(FunctionHandle(id));
+        }
         let function = Arc::new(library.function(name)?);
-        let id = self.new_handle();
-        self.state().functions.insert(id, function);
+        let mut state = self.state();
+        let id = match state.module_functions.get(&module.0).and_then(|m| m.get(name)) {
+            Some(&id) => id, // another thread got there first
+            None => {
+                let id = self.new_handle();
+                state.functions.insert(id, function);
+                state.module_functions.entry(module.0).or_default().insert(name.to_string(), id);
+                id
+            }
+        };
         Ok(FunctionHandle(id))
     }
 
@@ -73,6 +89,6 @@ impl HostBackend {
             .get(&function.0)
             .cloned()
             .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
-        self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone() })
+        self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone(), uses: Vec::new() })
     }
 }

@@ -2,10 +2,19 @@
 
 use super::*;
 
+/// Allocations from this size on are checked against the memory available now (reading
+/// /proc/meminfo costs microseconds: not worth it for small ones).
+const LARGE_ALLOCATION: usize = 64 << 20;
+
 impl HostBackend {
     pub(super) fn cpu_malloc(&self, bytes: usize) -> Result<DevicePtr> {
         if bytes == 0 {
             return Ok(0);
+        }
+        // Device memory here is host memory, promised lazily: a large request beyond what the
+        // machine has free now would be an OOM kill on first touch instead of an error.
+        if bytes >= LARGE_ALLOCATION && bytes > crate::runtime::memory::available_memory() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
         let mut state = self.state();
         if bytes > self.total_memory.saturating_sub(state.allocated_bytes) {
@@ -35,18 +44,56 @@ impl HostBackend {
         let Some((bytes, _)) = state.allocations.remove(&ptr) else {
             return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
         };
-        state.allocated_bytes -= bytes;
-        // SAFETY: removed from the registry just now, so unmapped at most once.
-        if unsafe { Self::unmap_pages(&mut state, ptr) } {
+        if state.running_launches > 0 {
+            // A kernel running on another thread may use this memory (as a GPU would, cudaFree
+            // waits for it): out of the registry now, so no new work reaches it; released when
+            // the last running launch ends.
+            state.deferred_frees.push((ptr, bytes));
             return Ok(());
         }
-        // SAFETY: ptr was returned by alloc_zeroed with this layout (the registry says so)
-        // and has just been removed from it, so it is freed exactly once.
-        unsafe { dealloc(ptr as *mut u8, layout(bytes)?) };
+        // SAFETY: removed from the registry just now, and no launch runs: released exactly once.
+        unsafe { Self::release_block(&mut state, ptr, bytes) };
         Ok(())
     }
 
+    /// Gives a plain allocation's memory back: its pages (`mem_alloc`'s mappings) or its heap
+    /// block (pool blocks from `alloc_zeroed`).
+    /// # Safety
+    /// `ptr` came from `cpu_malloc` or `alloc_zeroed` with `bytes`, is out of the registry, and
+    /// nothing uses it any more.
+    unsafe fn release_block(state: &mut State, ptr: DevicePtr, bytes: usize) {
+        state.allocated_bytes -= bytes;
+        // SAFETY: the caller vouches the range is out of the registry and unused.
+        if unsafe { Self::unmap_pages(state, ptr) } {
+            return;
+        }
+        if let Ok(layout) = layout(bytes) {
+            // SAFETY: not a page mapping, so alloc_zeroed gave it with this layout (the
+            // registry said so); the caller releases it once.
+            unsafe { dealloc(ptr as *mut u8, layout) };
+        }
+    }
+
+    /// Counts a launch as running until the guard drops (see `State::running_launches`).
+    pub(super) fn launch_guard(&self) -> LaunchGuard<'_> {
+        self.state().running_launches += 1;
+        LaunchGuard { backend: self }
+    }
+
+    /// Makes a fork wait until no other thread holds the registry (and pool) locks, so that the
+    /// child never inherits one locked by a thread that does not exist there. Registered once.
+    pub(crate) fn install_fork_handlers(&'static self) {
+        if FORK_BACKEND.set(self).is_ok() {
+            // SAFETY: the handlers only lock and unlock this backend's mutexes on the forking
+            // thread (`prepare` before fork, `parent`/`child` after it, on the same thread).
+            unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+        }
+    }
+
     pub(super) fn cpu_host_alloc(&self, bytes: usize) -> Result<*mut u8> {
+        if bytes >= LARGE_ALLOCATION && bytes > crate::runtime::memory::available_memory() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
         let layout = layout(bytes.max(1))?;
         // SAFETY: non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
@@ -107,4 +154,72 @@ impl HostBackend {
         // SAFETY: forwarded from the caller.
         unsafe { copy.by_rows(self, stream) }
     }
+}
+
+/// See `HostBackend::launch_guard`.
+pub(super) struct LaunchGuard<'a> {
+    backend: &'a HostBackend,
+}
+
+impl Drop for LaunchGuard<'_> {
+    fn drop(&mut self) {
+        // The pool's lock comes before the registry's: blocks go back to it after the registry
+        // lock is released.
+        let pooled = self.release_deferred();
+        if !pooled.is_empty() {
+            let mut cache = self.backend.pool.lock().unwrap_or_else(|e| e.into_inner());
+            for ptr in pooled {
+                cache.give_back(ptr);
+            }
+        }
+    }
+}
+
+impl LaunchGuard<'_> {
+    /// Ends this launch; if it was the last one running, releases the memory freed meanwhile
+    /// and returns the pooled blocks to give back.
+    fn release_deferred(&self) -> Vec<u64> {
+        let mut state = self.backend.state();
+        state.running_launches = state.running_launches.saturating_sub(1);
+        if state.running_launches > 0 {
+            return Vec::new();
+        }
+        for (ptr, bytes) in std::mem::take(&mut state.deferred_frees) {
+            // SAFETY: removed from the registry by cpu_free and held only here since: released
+            // exactly once, now that no kernel runs.
+            unsafe { HostBackend::release_block(&mut state, ptr, bytes) };
+        }
+        std::mem::take(&mut state.deferred_pool_frees)
+    }
+}
+
+static FORK_BACKEND: std::sync::OnceLock<&'static HostBackend> = std::sync::OnceLock::new();
+
+thread_local! {
+    /// The locks `fork_prepare` took, released after the fork in parent and child alike.
+    static FORK_GUARDS: std::cell::RefCell<Option<(MutexGuard<'static, pool::HostPool>, MutexGuard<'static, State>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+extern "C" fn fork_prepare() {
+    if let Some(backend) = FORK_BACKEND.get() {
+        // The pool's lock is taken before the registry's, as everywhere else.
+        let pool = backend.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let state = backend.state();
+        let _ = FORK_GUARDS.try_with(|g| *g.borrow_mut() = Some((pool, state)));
+    }
+}
+
+extern "C" fn fork_parent() {
+    let _ = FORK_GUARDS.try_with(|g| drop(g.borrow_mut().take()));
+}
+
+extern "C" fn fork_child() {
+    let _ = FORK_GUARDS.try_with(|g| {
+        if let Some((pool, mut state)) = g.borrow_mut().take() {
+            // Only the forking thread exists in the child: launches running elsewhere are gone.
+            state.running_launches = 0;
+            drop((state, pool));
+        }
+    });
 }

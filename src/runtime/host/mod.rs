@@ -54,6 +54,9 @@ struct State {
     /// module id -> the addresses of its globals registered in `allocations`
     module_globals: HashMap<usize, Vec<u64>>,
     functions: HashMap<usize, Arc<HostFunction>>,
+    /// module id -> kernel name -> function id: one handle per kernel, as on a GPU, so that
+    /// get_function in a loop adds nothing, and unloading removes them.
+    module_functions: HashMap<usize, HashMap<String, usize>>,
     /// stream id -> the work recorded since begin_capture
     capturing: HashMap<usize, Vec<HostOp>>,
     graphs: HashMap<usize, Arc<Vec<HostOp>>>,
@@ -74,6 +77,13 @@ struct State {
     page_mappings: HashMap<u64, ipc::PageMapping>,
     /// Mappings of other processes' memory opened from IPC handles: start -> mapped bytes.
     ipc_opened: HashMap<u64, usize>,
+    /// Kernel launches running now (on any thread): memory freed meanwhile is only taken out
+    /// of the registry, and released by the last of them to end (`memory::LaunchGuard`).
+    running_launches: usize,
+    /// (address, bytes) freed while a launch ran.
+    deferred_frees: Vec<(u64, usize)>,
+    /// Pooled blocks freed while a launch ran: given back to the pool's cache when it ends.
+    deferred_pool_frees: Vec<u64>,
 }
 
 struct EventState {
@@ -156,14 +166,55 @@ impl HostBackend {
         {
             let mut state = self.state();
             self.check_stream(&state, stream)?;
-            if let Some(ops) = stream.and_then(|s| state.capturing.get_mut(&s.0)) {
-                ops.push(op);
+            if stream.is_some_and(|s| state.capturing.contains_key(&s.0)) {
+                let op = Self::capturable(&state, op)?;
+                if let Some(ops) = stream.and_then(|s| state.capturing.get_mut(&s.0)) {
+                    ops.push(op);
+                }
                 return Ok(());
             }
         }
         // SAFETY: the caller of the public entry point vouched for the host pointers;
         // device ranges are checked by run_op.
         unsafe { self.run_op(&op) }
+    }
+
+    /// `op` as a graph keeps it: a graph holds addresses only, so copies to or from pageable
+    /// host memory (a temporary's, gone before the replay) are refused, and a launch notes the
+    /// allocations its arguments point into, for the replay to check they still exist.
+    fn capturable(state: &State, mut op: HostOp) -> Result<HostOp> {
+        let host = match op {
+            HostOp::HostToDevice { src, bytes, .. } => Some((src as u64, bytes)),
+            HostOp::DeviceToHost { dst, bytes, .. } => Some((dst as u64, bytes)),
+            _ => None,
+        };
+        if let Some((ptr, bytes)) = host.filter(|&(_, bytes)| bytes > 0) {
+            if !Self::in_mapped(state, ptr, bytes) {
+                return Err(Error::Detailed {
+                    code: CAPTURE_UNSUPPORTED,
+                    backend: BackendKind::Host,
+                    detail: "a copy between the device and pageable host memory cannot be captured: the graph \
+                             would keep only the address of memory that may be gone when it replays. Copy from \
+                             or to page-locked memory (pagelocked_empty) that outlives the graph"
+                        .to_string(),
+                });
+            }
+        }
+        if let HostOp::Launch { ref args, ref mut uses, .. } = op {
+            for (value, size) in args.pointers().into_iter().zip(args.sizes()) {
+                if *size != 8 {
+                    continue;
+                }
+                // SAFETY: pointers() point at each argument value, here 8 bytes, inside args.
+                let value = unsafe { std::ptr::read_unaligned(value as *const u64) };
+                if let Some((&start, &(bytes, _))) = state.allocations.range(..=value).next_back() {
+                    if value < start + bytes as u64 {
+                        uses.push((start, bytes));
+                    }
+                }
+            }
+        }
+        Ok(op)
     }
 
     /// # Safety
@@ -183,10 +234,29 @@ impl HostBackend {
             return Ok(());
         }
         match *op {
-            // Kernels run without the registry lock, so other threads keep working.
-            // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
-            // contract), and for a graph, for as long as it is replayed.
-            HostOp::Launch { ref function, ref config, ref args } => unsafe { function.run(config, args) },
+            // Kernels run without the registry lock, so other threads keep working; the guard
+            // keeps memory freed meanwhile mapped until the kernel ends.
+            HostOp::Launch { ref function, ref config, ref args, ref uses } => {
+                let _running = self.launch_guard();
+                {
+                    let state = self.state();
+                    if let Some((start, bytes)) =
+                        uses.iter().find(|(start, bytes)| state.allocations.get(start).is_none_or(|a| a.0 != *bytes))
+                    {
+                        return Err(Error::Detailed {
+                            code: CUDA_ERROR_INVALID_VALUE,
+                            backend: BackendKind::Host,
+                            detail: format!(
+                                "a kernel captured in this graph uses the allocation at 0x{start:x} ({bytes} bytes), \
+                                 which was freed before the graph was launched: keep what a graph uses alive"
+                            ),
+                        });
+                    }
+                }
+                // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
+                // contract), and for a graph, for as long as it is replayed.
+                unsafe { function.run(config, args) }
+            }
             HostOp::HostToDevice { dst, src, bytes } => {
                 let state = self.state();
                 self.check_range(&state, dst, bytes)?;

@@ -372,11 +372,35 @@ impl HostFunction {
 
 /// One piece of work a captured stream recorded; a graph replays them in order.
 pub(super) enum HostOp {
-    Launch { function: Arc<HostFunction>, config: LaunchConfig, args: KernelArgs },
-    HostToDevice { dst: DevicePtr, src: usize, bytes: usize },
-    DeviceToHost { dst: usize, src: DevicePtr, bytes: usize },
-    DeviceToDevice { dst: DevicePtr, src: DevicePtr, bytes: usize },
-    Memset { dst: DevicePtr, value: u32, element_size: usize, count: usize },
+    /// `uses`: the allocations (start, bytes) that pointer-sized arguments pointed into when a
+    /// graph captured the launch; a replay refuses to run once one of them is gone.
+    Launch {
+        function: Arc<HostFunction>,
+        config: LaunchConfig,
+        args: KernelArgs,
+        uses: Vec<(DevicePtr, usize)>,
+    },
+    HostToDevice {
+        dst: DevicePtr,
+        src: usize,
+        bytes: usize,
+    },
+    DeviceToHost {
+        dst: usize,
+        src: DevicePtr,
+        bytes: usize,
+    },
+    DeviceToDevice {
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+    },
+    Memset {
+        dst: DevicePtr,
+        value: u32,
+        element_size: usize,
+        count: usize,
+    },
 }
 
 #[cfg(test)]

@@ -43,6 +43,20 @@ impl Drop for Owned {
     }
 }
 
+impl Owned {
+    /// The producer's Python owner when pygpu produced the tensor: a reference the GC must see,
+    /// or a producer that keeps its consumer (a cycle) would never be collected.
+    fn python_owner(&self) -> Option<&Py<PyAny>> {
+        // SAFETY: the tensor is live (deleted only when self drops) and owned by self.
+        unsafe {
+            match self.0 {
+                Managed::Legacy(m) => exported_owner(m),
+                Managed::Versioned(m) => exported_owner(m),
+            }
+        }
+    }
+}
+
 /// A tensor taken from a DLPack capsule. It owns the producer's memory reference: keep it
 /// alive as long as the memory is used. `int(t)` is the address of element 0.
 #[pyclass(module = "pygpu", frozen)]
@@ -59,6 +73,12 @@ pub struct DLPackTensor {
 
 #[pymethods]
 impl DLPackTensor {
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(owner) = self._owned.python_owner() {
+            visit.call(owner)?;
+        }
+        Ok(())
+    }
     /// Address of element 0 (data + byte_offset).
     #[getter]
     fn ptr(&self) -> u64 {

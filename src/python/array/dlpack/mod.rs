@@ -222,6 +222,25 @@ fn export<M: ManagedTensor>(
     capsule
 }
 
+/// The Python owner inside a managed tensor that this module exported (None for another
+/// producer's tensor, whose manager context is opaque), for the garbage collector's traversal.
+///
+/// # Safety
+/// `managed` is a live managed tensor, owned by the caller (not yet deleted).
+unsafe fn exported_owner<M: ManagedTensor>(managed: *mut M) -> Option<&'static Py<PyAny>> {
+    // SAFETY: per the contract; the deleter tells whether the context is our Exported box.
+    unsafe {
+        let ours = (*managed)
+            .deleter()
+            .is_some_and(|d| std::ptr::fn_addr_eq(d, delete_exported::<M> as unsafe extern "C" fn(*mut M)));
+        if !ours {
+            return None;
+        }
+        let ctx = *(*managed).manager_ctx() as *const Exported<M>;
+        (*ctx).owner.as_ref()
+    }
+}
+
 /// Runs `f` with any pending Python exception set aside (a destructor may run while one
 /// is being raised, and the owner's finaliser must not clobber it).
 fn with_saved_error(f: impl FnOnce()) {
