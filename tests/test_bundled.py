@@ -13,11 +13,12 @@ import pytest
 from conftest import GPUARRAY_DTYPES, run_python
 
 from pygpu import _bundled, _kernel_parts
+from pygpu._pygpu import Module, backend
 from pygpu._kernels import KERNELS_DIR
 from pygpu.gpuarray._dtypes import kernel_suffix
 
 # Each split module's files stay small (the whole arith fatbin was 4.3 MB, reduce's 5.6 MB);
-# the largest part today, reduce_uint64.fatbin, is about 650 KB.
+# the largest part today, reduce_uint64.fatbin, is 685 KB.
 MOST_BYTES_PER_PART = 1 << 20
 
 
@@ -105,3 +106,18 @@ def test_unknown_suffix_is_a_type_error() -> None:
         _bundled.function("arith", "add_x3")
     with pytest.raises(TypeError, match="does not support these dtypes"):
         _bundled.function("arith", "truediv_i32")  # the module exists, the kernel does not
+
+
+@pytest.mark.gpu
+def test_every_fatbin_loads_and_the_ptx_fallback_too() -> None:
+    """On a CUDA GPU: each module's fatbin (cubins only) loads, and the PTX that a GPU without a
+    cubin (or a CUDA 12 driver) falls back to loads and runs, here for the first call's modules."""
+    if backend() != "cuda":
+        pytest.skip("the fatbin and PTX are the cuda backend's files")
+    for source, parts in _kernel_parts.PARTS.items():
+        for part in parts:
+            module = Module.from_file(os.path.join(KERNELS_DIR, f"{source}_{part}.fatbin"))
+            assert module is not None
+    for name, kernel in (("arith_f64", "add_f64"), ("reduce_float64", "reduce_sum_float64_float64")):
+        module = Module.from_file(os.path.join(KERNELS_DIR, f"{name}.ptx"))
+        assert module.get_function(kernel) is not None
