@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The first call of each built-in operation in a new process, against its warm call.
 
-    PYGPU_BACKEND=cuda python3 bench/first_call.py [--procs 7] [--json out.json]   # GPU machine
+    PYGPU_BACKEND=cuda python3 bench/first_call.py [--procs 5] [--json out.json]   # GPU machine
     PYGPU_BACKEND=host python3 bench/first_call.py --procs 3                       # anywhere
 
 Each operation runs in fresh processes (``--procs`` of them; the figures are medians over them).
@@ -133,7 +133,7 @@ def measure(procs: int, only: list[str] | None = None) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--procs", type=int, default=7, help="fresh processes per figure (median)")
+    parser.add_argument("--procs", type=int, default=5, help="fresh processes per figure (median)")
     parser.add_argument("--only", action="append", help="run the operations whose name contains this")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
