@@ -1,8 +1,9 @@
 // GPUArray's arithmetic, comparisons and logic: one kernel per (operation, dtype), named
 // <op>_<dtype suffix> (add_f64, lt_i32), each taking a pygpu_ew_args (pygpu_elementwise.h).
 // Inputs and output of a kernel have the dtype of its suffix (comparisons and logic write
-// bool); python/pygpu/gpuarray/_elementwise.py casts mixed operands to numpy's loop dtype
-// first. Integer semantics are numpy's: wrap-around arithmetic; division and remainder by
+// bool), except the int64/uint64 comparisons <op>_i64_u64 and <op>_u64_i64, which are numpy's
+// own mixed loops; python/pygpu/gpuarray/_arithmetic.py casts other mixed operands to numpy's
+// loop dtype first. Integer semantics are numpy's: wrap-around arithmetic; division and remainder by
 // zero give 0 (numpy also gives 0, with a warning, which a GPU cannot raise); x // -1 and
 // x % -1 never trap; a negative integer power gives 1 // base**|n| truncated (0 unless base is
 // 1 or -1), where numpy raises.
@@ -220,6 +221,26 @@ PYGPU_COMPARE(gt, >)
 PYGPU_COMPARE(ge, >=)
 #undef PYGPU_COMPARE
 
+// numpy's exact int64/uint64 comparisons (its qQ->? and Qq->? loops): a negative int64 is below
+// every uint64, otherwise both compare as uint64. order(a, b) is <0, 0 or >0 as a <, ==, > b.
+PYGPU_FN int order(long long a, unsigned long long b) {
+  if (a < 0) return -1;
+  return (ull)a < b ? -1 : ((ull)a > b ? 1 : 0);
+}
+PYGPU_FN int order(unsigned long long a, long long b) { return -order(b, a); }
+#define PYGPU_COMPARE_MIXED(NAME, OP)                                        \
+  struct op_##NAME##_mixed {                                                \
+    template <class Out, class A, class B>                                  \
+    PYGPU_FN static Out apply(A a, B b) { return order(a, b) OP 0; }        \
+  };
+PYGPU_COMPARE_MIXED(eq, ==)
+PYGPU_COMPARE_MIXED(ne, !=)
+PYGPU_COMPARE_MIXED(lt, <)
+PYGPU_COMPARE_MIXED(le, <=)
+PYGPU_COMPARE_MIXED(gt, >)
+PYGPU_COMPARE_MIXED(ge, >=)
+#undef PYGPU_COMPARE_MIXED
+
 struct op_logical_and {
   template <class Out, class T>
   PYGPU_FN static Out apply(T a, T b) { return cast<bool>(a) && cast<bool>(b); }
@@ -304,6 +325,11 @@ PYGPU_FN void ew_axpbyz(const pygpu_ew_args& a) {
 #define MINIMUM(S, T) SAME(minimum, S, T)
 #define COMPARE(S, T) \
   TO_BOOL(eq, S, T) TO_BOOL(ne, S, T) TO_BOOL(lt, S, T) TO_BOOL(le, S, T) TO_BOOL(gt, S, T) TO_BOOL(ge, S, T)
+// <op>_i64_u64 and <op>_u64_i64: the mixed comparisons (in the u64 and i64 parts).
+#define MIXED(NAME, S1, T1, S2, T2) PYGPU_EW_KERNEL(NAME##_##S1, S2, ew_binary<op_##NAME##_mixed, bool, T1, T2>)
+#define COMPARE_MIXED(S1, T1, S2, T2)                                                            \
+  MIXED(eq, S1, T1, S2, T2) MIXED(ne, S1, T1, S2, T2) MIXED(lt, S1, T1, S2, T2) MIXED(le, S1, T1, S2, T2) \
+  MIXED(gt, S1, T1, S2, T2) MIXED(ge, S1, T1, S2, T2)
 #define LOGICAL(S, T) \
   TO_BOOL(logical_and, S, T) TO_BOOL(logical_or, S, T) PYGPU_EW_KERNEL(logical_not, S, ew_unary<op_logical_not, bool, T>)
 #define NEG(S, T) PYGPU_EW_KERNEL(neg, S, ew_unary<op_neg, T, T>)
@@ -325,6 +351,8 @@ PYGPU_FOR_NUMERIC_TYPES(POW)
 PYGPU_FOR_ALL_TYPES(MAXIMUM)
 PYGPU_FOR_ALL_TYPES(MINIMUM)
 PYGPU_FOR_ALL_TYPES(COMPARE)
+COMPARE_MIXED(i64, long long, u64, unsigned long long)
+COMPARE_MIXED(u64, unsigned long long, i64, long long)
 PYGPU_FOR_ALL_TYPES(LOGICAL)
 PYGPU_FOR_NUMERIC_TYPES(NEG)
 PYGPU_FOR_BOOL_TYPES(ABS)

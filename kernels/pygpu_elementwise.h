@@ -8,6 +8,7 @@
 // same layout (416 bytes): keep the two in step.
 #pragma once
 
+#include "pygpu_parts.h"
 #include "pygpu_types.h"
 
 #define PYGPU_EW_MAX_DIMS 8
@@ -97,10 +98,11 @@ PYGPU_FN void ew_unary(const pygpu_ew_args& a) {
   }
 }
 
-// out = Op::apply(x, y).
-template <class Op, class Out, class In>
+// out = Op::apply(x, y); y's type In2 is x's but for numpy's mixed loops.
+template <class Op, class Out, class In, class In2 = In>
 PYGPU_FN void ew_binary(const pygpu_ew_args& a) {
-  const input<In> x(a, 1, 0), y(a, 2, 1);
+  const input<In> x(a, 1, 0);
+  const input<In2> y(a, 2, 1);
   if (a.contiguous) {
     Out* out = reinterpret_cast<Out*>(a.ptr[0]);
     PYGPU_EW_LOOP(i, a.n) out[i] = Op::template apply<Out>(x.contiguous(i), y.contiguous(i));
@@ -149,7 +151,9 @@ PYGPU_FN void ew_unary2(const pygpu_ew_args& a) {
 
 }  // namespace pygpu
 
-// One extern "C" kernel NAME_SUFFIX per instantiation, e.g. add_f64(pygpu_ew_args).
+// One extern "C" kernel NAME_SUFFIX per instantiation, e.g. add_f64(pygpu_ew_args), unless the
+// module being built is a part that leaves SUFFIX out (pygpu_parts.h).
 #define PYGPU_EW_KERNEL(NAME, SUFFIX, ...)                                       \
-  PYGPU_KERNEL void NAME##_##SUFFIX(pygpu_ew_args a) { __VA_ARGS__(a); }        \
-  PYGPU_EXPORT(NAME##_##SUFFIX)
+  PYGPU_PART_KEEP(SUFFIX)(                                                       \
+      PYGPU_KERNEL void NAME##_##SUFFIX(pygpu_ew_args a) { __VA_ARGS__(a); }    \
+      PYGPU_EXPORT(NAME##_##SUFFIX))

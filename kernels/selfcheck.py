@@ -3,15 +3,17 @@
     python3 selfcheck.py BUILD_DIR [cuda] [hip] [host]
 
 For every kernels/<name>.cu it checks that each backend's file holds exactly the kernels the
-source exports (PYGPU_EXPORT) and the globals it declares (PYGPU_GLOBAL), that the PTX is ISA 8.0
-for sm_70, that the fatbin holds sm_80 and sm_90 cubins and compute_90 PTX, that the HSACO is a
-gfx90a code object; and it runs the host libraries' kernels through their C ABI against a
-reference computed here.
+source exports (PYGPU_EXPORT) and the globals it declares (PYGPU_GLOBAL), a source split by dtype
+(python/pygpu/_kernel_parts.py) each of its <name>_<part> files exactly the kernels that pygpu
+looks for there, that the PTX is ISA 8.0 for sm_70, that the fatbin holds sm_80 and sm_90 cubins
+(and no PTX: the .ptx file is the fallback), that the HSACO is a gfx90a code object; and it runs
+the host libraries' kernels through their C ABI against a reference computed here.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import math
 import os
 import re
@@ -19,6 +21,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 KERNELS_DIR = Path(__file__).resolve().parent
 failures: list[str] = []
@@ -29,31 +32,54 @@ def check(ok: bool, what: str) -> None:
         failures.append(what)
 
 
+def _preprocessed_kernels(path: Path) -> list[str]:
+    """The kernels of a source (or generated part file) as its host build exports them: each
+    export has become its pygpu_run_blocks_K entry point in the preprocessed text."""
+    include = KERNELS_DIR.parent / "python" / "pygpu" / "include"  # pygpu_kernel.h
+    cpp = [os.environ.get("GXX", "g++-12"), "-E", "-P", "-x", "c++", "-std=c++17"]
+    cpp += ["-I", str(include), "-I", str(KERNELS_DIR)]
+    out = subprocess.run([*cpp, str(path)], capture_output=True, text=True, check=True).stdout
+    return re.findall(r"\bpygpu_run_blocks_(\w+)\s*\(", out)
+
+
 def declared(source: Path) -> tuple[list[str], list[str]]:
     """(kernels, globals) in source order, from PYGPU_EXPORT(K) and PYGPU_GLOBAL(T, G) lines.
 
-    Kernels that X-macros instantiate (pygpu/include/pygpu_types.h) are found in the host build's
-    preprocessed text, where each export has become its pygpu_run_blocks_K entry point."""
+    Kernels that macros instantiate (the X-macros of pygpu/include/pygpu_types.h, reduce.cu's
+    PYGPU_REDUCE_KERNEL) are found in the preprocessed text."""
     text = source.read_text()
     kernels = re.findall(r"^\s*PYGPU_EXPORT\((\w+)\)", text, re.M)
-    if "PYGPU_EW_KERNEL" in text:
-        include = KERNELS_DIR.parent / "python" / "pygpu" / "include"  # pygpu_kernel.h
-        cpp = [
-            os.environ.get("GXX", "g++-12"),
-            "-E",
-            "-P",
-            "-x",
-            "c++",
-            "-std=c++17",
-            "-I",
-            str(include),
-            "-I",
-            str(KERNELS_DIR),
-        ]
-        out = subprocess.run([*cpp, str(source)], capture_output=True, text=True, check=True).stdout
-        kernels = re.findall(r"\bpygpu_run_blocks_(\w+)\s*\(", out)
+    if re.search(r"PYGPU_EW_KERNEL|PYGPU_PART_KEEP|PYGPU_REDUCE_KERNEL", text):
+        kernels = _preprocessed_kernels(source)
     globals_ = re.findall(r"^\s*PYGPU_(?:GLOBAL|CONSTANT)\([^,]+,\s*(\w+)\)", text, re.M)
     return kernels, globals_
+
+
+def _load_parts() -> Any:
+    """python/pygpu/_kernel_parts.py, the table of the split sources, loaded by path (no pygpu)."""
+    path = KERNELS_DIR.parent / "python" / "pygpu" / "_kernel_parts.py"
+    spec = importlib.util.spec_from_file_location("_kernel_parts", path)
+    assert spec is not None and spec.loader is not None
+    parts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(parts)
+    return parts
+
+
+def modules_of(source: Path) -> list[tuple[str, list[str], list[str]]]:
+    """(module, kernels, globals) of every module kernels/build.sh builds from ``source``. A split
+    source's kernels are expected in the module that pygpu._bundled looks for them in
+    (_kernel_parts.module_name); the built files are then checked to hold exactly those, so
+    every kernel is in one module and the right one."""
+    table = _load_parts()
+    name = source.stem
+    kernels, globals_ = declared(source)
+    if name not in table.PARTS:
+        return [(name, kernels, globals_)]
+    check(not globals_, f"{source.name}: a split source cannot hold globals ({globals_})")
+    homeless = [k for k in kernels if table.module_name(name, k) is None]
+    check(not homeless, f"{source.name}: no part of _kernel_parts.PARTS holds {homeless}")
+    modules = [f"{name}_{part}" for part in table.PARTS[name]]
+    return [(m, [k for k in kernels if table.module_name(name, k) == m], []) for m in modules]
 
 
 # --- CUDA -----------------------------------------------------------------------------------
@@ -93,7 +119,7 @@ def check_fatbin(path: Path) -> None:
     except (ValueError, struct.error) as e:
         failures.append(f"{path.name}: {e}")
         return
-    want = sorted([("cubin", 80), ("cubin", 90), ("ptx", 90)])
+    want = sorted([("cubin", 80), ("cubin", 90)])
     check(entries == want, f"{path.name}: images {entries} != {want}")
 
 
@@ -310,22 +336,21 @@ def check_host(path: Path, name: str, kernels: list[str], globals_: list[str]) -
 def main() -> int:
     build_dir, targets = Path(sys.argv[1]), set(sys.argv[2:]) or {"cuda", "hip", "host"}
     for source in sorted(KERNELS_DIR.glob("*.cu")):
-        name = source.stem
-        kernels, globals_ = declared(source)
-        check(bool(kernels), f"{source.name}: exports no kernel")
-        files = []
-        if "cuda" in targets:
-            files += [(f"{name}.ptx", lambda p: check_ptx(p, kernels, globals_)), (f"{name}.fatbin", check_fatbin)]
-        if "hip" in targets:
-            files += [(f"{name}.hsaco", lambda p: check_hsaco(p, kernels, globals_))]
-        if "host" in targets:
-            files += [(f"lib{name}.so", lambda p: check_host(p, name, kernels, globals_))]
-        for filename, run in files:
-            path = build_dir / filename
-            if path.is_file():
-                run(path)
-            else:
-                failures.append(f"{filename}: missing")
+        for name, kernels, globals_ in modules_of(source):
+            check(bool(kernels), f"{name}: exports no kernel")
+            files = []
+            if "cuda" in targets:
+                files += [(f"{name}.ptx", lambda p: check_ptx(p, kernels, globals_)), (f"{name}.fatbin", check_fatbin)]
+            if "hip" in targets:
+                files += [(f"{name}.hsaco", lambda p: check_hsaco(p, kernels, globals_))]
+            if "host" in targets:
+                files += [(f"lib{name}.so", lambda p: check_host(p, name, kernels, globals_))]
+            for filename, run in files:
+                path = build_dir / filename
+                if path.is_file():
+                    run(path)
+                else:
+                    failures.append(f"{filename}: missing")
     for f in failures:
         print(f"[kernels] selfcheck FAILED: {f}", file=sys.stderr)
     if not failures:

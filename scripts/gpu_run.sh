@@ -71,7 +71,7 @@ fi
 if [ "$what" = arrays ] || [ "$what" = bench ] || [ "$what" = all ]; then
     # Runtime compilation, GPUArray operations, reductions and user-defined kernels against
     # their peers (CuPy, cuda.bindings' NVRTC), each as a fraction of what the hardware does.
-    for b in compile_bench array_bench reduction_bench kernels_bench; do
+    for b in compile_bench array_bench reduction_bench kernels_bench first_call; do
         [ -f "bench/$b.py" ] || continue
         python3 "bench/$b.py" --json "$out/$b.json" 2>&1 | tee "$out/$b.log"
         [ "${PIPESTATUS[0]}" = 0 ] || status=1

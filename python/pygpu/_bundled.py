@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pygpu import _kernel_parts
 from pygpu._kernels import load_kernels
 from pygpu._multi_device import check_devices, current_device
 from pygpu._pygpu import Function, Module, cudaEvent_t, cudaEventQuery, cudaEventRecord, mem_alloc, memcpy_htod
@@ -38,30 +39,35 @@ _in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...]]] = collections
 INDEX_KINDS = {np.dtype(np.int32): 0, np.dtype(np.uint32): 1, np.dtype(np.int64): 2, np.dtype(np.uint64): 3}
 
 
-def module(source: str) -> Module:
-    """The bundled module kernels/<source>.cu, loaded on first use and then kept for the process:
-    one load per module (arith's fatbin holds hundreds of kernels), whoever asks first."""
-    key = (current_device(), source)
+def module(name: str) -> Module:
+    """The bundled module ``name`` (kernels/<name>.cu, or a part <source>_<dtype> of a source split
+    by dtype: ``_kernel_parts``) on the current device, loaded on first use and then kept for the
+    process: one load per module and device, whoever asks first."""
+    key = (current_device(), name)
     m = _modules.get(key)
     if m is None:
-        m = _modules[key] = load_kernels(source)
+        m = _modules[key] = load_kernels(name)
     return m
 
 
 def function(source: str, name: str, signature: str | None = None) -> Function:
     """Kernel ``name`` of bundled source ``source``, looked up once per process; prepared with
     struct characters ``signature`` when given (the elementwise kernels take one packed struct
-    and are called unprepared). TypeError when the module has no such kernel: the bundled
-    kernels are named by dtype, so a missing one means an unsupported dtype."""
+    and are called unprepared). Only the module that holds it is loaded (arith's float64 kernels
+    for ``add_f64``). TypeError when there is no such kernel: the bundled kernels are named by
+    dtype, so a missing one means an unsupported dtype."""
     key = (current_device(), name)
     f = _functions.get(key)
     if f is None:
+        unsupported = f"no bundled kernel {name!r} in {source}: this operation does not support these dtypes"
+        module_name = _kernel_parts.module_name(source, name)
+        if module_name is None:
+            raise TypeError(unsupported)
+        m = module(module_name)  # FileNotFoundError, saying so, when the kernels were not built
         try:
-            f = module(source).get_function(name)
+            f = m.get_function(name)
         except Exception as e:
-            raise TypeError(
-                f"no bundled kernel {name!r} in {source}: this operation does not support these dtypes"
-            ) from e
+            raise TypeError(unsupported) from e
         if signature is not None:
             f = f.prepare(signature)
         _functions[key] = f

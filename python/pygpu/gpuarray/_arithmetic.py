@@ -130,7 +130,7 @@ def binary(
     plan = _binary_plans.get(key)
     if plan is None:
         plan = _binary_plans[key] = _binary_plan(ufunc, kernel, x, y)
-    in_x, result_dtype, name = plan
+    in_x, in_y, result_dtype, name = plan
     if ufunc is np.power and in_x.kind in "iu" and not y_is_array and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
     if out is None and (not x_is_array or x.dtype == in_x) and (not y_is_array or y.dtype == in_x):
@@ -156,7 +156,7 @@ def binary(
         if result is not None:
             return result
     xs = (x if x.dtype == in_x else cast_to(x, in_x, stream)) if x_is_array else _elementwise.scalar_bytes(x, in_x)
-    ys = (y if y.dtype == in_x else cast_to(y, in_x, stream)) if y_is_array else _elementwise.scalar_bytes(y, in_x)
+    ys = (y if y.dtype == in_y else cast_to(y, in_y, stream)) if y_is_array else _elementwise.scalar_bytes(y, in_y)
     xs, ys = _broadcast(xs, a.shape), _broadcast(ys, a.shape)
     dst, target = _into(out, result_dtype, a.shape, a.allocator, what)
     if (x_is_array and _shares_memory_differently(dst, xs)) or (y_is_array and _shares_memory_differently(dst, ys)):
@@ -172,17 +172,20 @@ _fast_plans: dict[tuple[Any, ...], tuple[Any, np.dtype[Any], np.dtype[Any]]] = {
 
 # (ufunc, kernel, operand types as numpy's type resolution sees them) -> _binary_plan's result:
 # resolving dtypes costs more than a launch-bound kernel, and a program uses few combinations.
-_binary_plans: dict[tuple[Any, ...], tuple[np.dtype[Any], np.dtype[Any], str]] = {}
+_binary_plans: dict[tuple[Any, ...], tuple[np.dtype[Any], np.dtype[Any], np.dtype[Any], str]] = {}
 
 
-def _binary_plan(ufunc: np.ufunc, kernel: str, x: Any, y: Any) -> tuple[np.dtype[Any], np.dtype[Any], str]:
-    """(dtype both inputs are cast to, result dtype, kernel name)."""
+def _binary_plan(
+    ufunc: np.ufunc, kernel: str, x: Any, y: Any
+) -> tuple[np.dtype[Any], np.dtype[Any], np.dtype[Any], str]:
+    """(dtype x is cast to, dtype y is cast to, result dtype, kernel name)."""
     loop = _elementwise.loop_dtypes(ufunc, x, y)
     in_x, in_y, result_dtype = loop[0], loop[1], loop[2]
     if in_x != in_y:
-        # numpy compares uint64 with int64 exactly; pygpu compares them as float64.
-        in_x = check_dtype(np.result_type(in_x, in_y))
-    return in_x, result_dtype, f"{kernel}_{kernel_suffix(in_x)}"
+        # numpy's only mixed loops: int64 against uint64 comparisons, exact (not in float64),
+        # kernels <op>_i64_u64 and <op>_u64_i64 (kernels/arith.cu).
+        return in_x, in_y, result_dtype, f"{kernel}_{kernel_suffix(in_x)}_{kernel_suffix(in_y)}"
+    return in_x, in_y, result_dtype, f"{kernel}_{kernel_suffix(in_x)}"
 
 
 def unary(
