@@ -133,6 +133,27 @@ build_host() {  # NAME SOURCE
     -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -o "$STAGE_DIR/lib$1.so" "$2"
 }
 
+# --- portable host libraries (the wheels' install path) ----------------------------------------
+# The host libraries ship in manylinux_2_28 wheels, so they must not need a newer glibc than 2.28.
+# Linked against this machine's glibc they would (exp, log, pow @GLIBC_2.29, hypot @GLIBC_2.35:
+# the same functions, re-versioned). So g++ compiles as above and the pinned zig links against its
+# glibc 2.28 stubs. PYGPU_KERNELS_GLIBC= (empty) links with g++ against this machine's glibc.
+ZIGLANG_VERSION=0.15.2      # PyPI ziglang, also in scripts/requirements-dev.txt
+KERNELS_GLIBC="${PYGPU_KERNELS_GLIBC-2.28}"
+if wants host && [[ -n "$KERNELS_GLIBC" ]]; then
+  have_zig="$("$PYTHON" -m ziglang version 2>/dev/null || true)"
+  [[ "$have_zig" == "$ZIGLANG_VERSION" ]] ||
+    die "linking the host libraries for glibc $KERNELS_GLIBC needs ziglang $ZIGLANG_VERSION in $PYTHON's environment" \
+      "(found: ${have_zig:-none}): pip install ziglang==$ZIGLANG_VERSION, or set PYGPU_KERNELS_GLIBC= to link for this machine"
+  build_host() {  # NAME SOURCE: build_host's flags, compiled by g++ and linked by zig
+    "$GXX" -x c++ -std=c++17 -O3 -fPIC -fvisibility=hidden -fno-exceptions -fno-rtti -fno-gnu-unique \
+      -ffp-contract=off -Wall -Wextra -Werror -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -c -o "$STAGE_DIR/$1.o" "$2"
+    "$PYTHON" -m ziglang cc -target "$(uname -m)-linux-gnu.$KERNELS_GLIBC" -shared -Wl,-Bsymbolic -Wl,--as-needed \
+      -Wl,-z,defs -o "$STAGE_DIR/lib$1.so" "$STAGE_DIR/$1.o" -lm
+    rm -f "$STAGE_DIR/$1.o"
+  }
+fi
+
 # Each backend compiles all sources; the backends run side by side (one per core).
 pids=()
 for t in "${TARGETS[@]}"; do
@@ -159,7 +180,9 @@ for pid in "${pids[@]}"; do wait "$pid" || status=1; done
     echo "cuda-fatbin: nvidia-cuda-nvcc $NVCC_VERSION, ${CUDA_GENCODE[*]}"
   fi
   if wants hip; then echo "hip-hsaco: hipcc $(dpkg-query -W -f='${Version}' hipcc), $HIP_ARCH"; fi
-  if wants host; then echo "host-so: $GXX $("$GXX" -dumpfullversion)"; fi
+  if wants host; then
+    echo "host-so: $GXX $("$GXX" -dumpfullversion)${KERNELS_GLIBC:+, linked for glibc $KERNELS_GLIBC by ziglang $ZIGLANG_VERSION}"
+  fi
   if [[ -f "$OUT_DIR/BUILD_INFO.txt" ]]; then  # keep the lines of the backends not rebuilt now
     while IFS= read -r line; do
       [[ "$line" == \#* ]] || wants "${line%%-*}" || echo "$line"

@@ -621,3 +621,8 @@ def memcpy_pitched(
 ) -> None:
     """Copies ``depth`` slices of ``height`` rows of ``width_in_bytes`` bytes (cuMemcpy2D/3D).
     Each side is ("host" or "device", buffer or pointer, x_in_bytes, y, z, pitch, slice height)."""
+
+# --- bundled kernel sources (pygpu._bundled_sources) -----------------------------------
+
+def bundled_kernel_sources() -> list[tuple[str, str]]:
+    """(file name, contents) of every kernels/*.cu and kernels/*.h embedded at build time."""
