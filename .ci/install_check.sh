@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs pygpu as a user would, each way into a fresh virtual environment, and checks that the
 # result works on the host backend: a bundled kernel loads and runs, and the Burgers demo takes its
-# first steps. The kernels are not prebuilt in these installs: pygpu builds them from the sources
-# embedded in the compiled module on first use (kernels/README.md, "Install paths").
+# first steps. The sdist has no prebuilt kernels: pygpu builds them from the sources embedded in
+# the compiled module on first use (kernels/README.md, "Install paths").
 #
 #   1. the sdist (maturin sdist), installed with pip;
 #   2. `pip install .` from this checkout;
-#   3. a warm rerun of the README's set-up (scripts/env.sh): its time is reported (budget 3 s).
+#   3. a warm rerun of the README's set-up (scripts/env.sh): its time is reported (budget 3 s);
+#   4. the GPU procedure's wheel (scripts/build_wheel.sh): its platform tag must be manylinux_2_28.
 #
 # Runs after scripts/test.sh (it uses .venv's maturin to make the sdist). The Rust build inside
 # pip reuses CARGO_TARGET_DIR (default: this checkout's target/) for the dependencies.
@@ -79,3 +80,11 @@ bash -c 'source scripts/env.sh' >/dev/null
 warm="$(seconds "$start")"
 say "warm rerun of the README's set-up (scripts/env.sh): $warm s (budget 3 s)"
 python3 -c "import sys; sys.exit(0 if $warm <= 3.0 else 1)" || { say "the warm set-up took over 3 s"; exit 1; }
+
+# 4. The wheel the GPU procedure installs: manylinux_2_28, checked with auditwheel.
+source .venv/bin/activate
+start="$(now)"
+say "scripts/build_wheel.sh (manylinux_2_28 x86_64 with zig; a few minutes) ..."
+scripts/build_wheel.sh >"$work/wheel.log" 2>&1 || { tail -n 40 "$work/wheel.log"; exit 1; }
+grep '\[release\]' "$work/wheel.log"
+say "wheel built and its platform tag checked in $(seconds "$start") s"

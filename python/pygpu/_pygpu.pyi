@@ -344,8 +344,8 @@ class _DeviceArray(Generic[_T]):
         """Allocates the device side (once)."""
     def to_device(self, stream: cudaStream_t | None = None) -> cudaError: ...
     def to_host(self, stream: cudaStream_t | None = None) -> cudaError: ...
-    def host_data(self) -> npt.NDArray[Any]:
-        """The numpy array this object aliases."""
+    def host_array(self) -> npt.NDArray[Any]:
+        """The numpy array this object aliases (its host side)."""
     def size(self) -> int: ...
     def nbytes(self) -> int: ...
     def shape(self) -> list[int]: ...
@@ -361,6 +361,8 @@ class pointer_wrapper_int16(_PointerWrapper[int]):
 @final
 class DeviceArray_int16(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.int16] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_int16:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_int16: ...
 
 @final
@@ -370,6 +372,8 @@ class pointer_wrapper_int32(_PointerWrapper[int]):
 @final
 class DeviceArray_int32(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.int32] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_int32:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_int32: ...
 
 @final
@@ -379,6 +383,8 @@ class pointer_wrapper_int64(_PointerWrapper[int]):
 @final
 class DeviceArray_int64(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.int64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_int64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_int64: ...
 
 @final
@@ -388,6 +394,8 @@ class pointer_wrapper_uint16(_PointerWrapper[int]):
 @final
 class DeviceArray_uint16(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.uint16] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_uint16:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_uint16: ...
 
 @final
@@ -397,6 +405,8 @@ class pointer_wrapper_uint32(_PointerWrapper[int]):
 @final
 class DeviceArray_uint32(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.uint32] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_uint32:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_uint32: ...
 
 @final
@@ -406,6 +416,8 @@ class pointer_wrapper_uint64(_PointerWrapper[int]):
 @final
 class DeviceArray_uint64(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.uint64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_uint64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_uint64: ...
 
 @final
@@ -415,6 +427,8 @@ class pointer_wrapper_float32(_PointerWrapper[float]):
 @final
 class DeviceArray_float32(_DeviceArray[float]):
     def __new__(cls, source: npt.NDArray[np.float32] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_float32:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_float32: ...
 
 @final
@@ -424,6 +438,8 @@ class pointer_wrapper_float64(_PointerWrapper[float]):
 @final
 class DeviceArray_float64(_DeviceArray[float]):
     def __new__(cls, source: npt.NDArray[np.float64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_float64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_float64: ...
 
 @final
@@ -433,6 +449,8 @@ class pointer_wrapper_complex64(_PointerWrapper[complex]):
 @final
 class DeviceArray_complex64(_DeviceArray[complex]):
     def __new__(cls, source: npt.NDArray[np.complex64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_complex64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_complex64: ...
 
 @final
@@ -442,6 +460,8 @@ class pointer_wrapper_complex128(_PointerWrapper[complex]):
 @final
 class DeviceArray_complex128(_DeviceArray[complex]):
     def __new__(cls, source: npt.NDArray[np.complex128] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_complex128:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_complex128: ...
 
 # --- kernels ----------------------------------------------------------------------
