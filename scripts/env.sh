@@ -93,10 +93,9 @@ _pygpu_setup() {
 
     # pygpu itself: installed editable, so Python changes need no reinstall; the Rust extension
     # (which embeds the kernel sources) is rebuilt when its inputs change.
-    local installed=""
-    compgen -G ".venv/lib/python3*/site-packages/pygpu-*.dist-info" >/dev/null && installed=yes
+    compgen -G ".venv/lib/python3*/site-packages/pygpu-*.dist-info" >/dev/null || rm -f "$_pygpu_stamps/pygpu"
     _pygpu_step pygpu "$(_pygpu_hash src build.rs Cargo.toml Cargo.lock pyproject.toml rust-toolchain.toml \
-        kernels/*.cu kernels/*.h .venv/pyvenv.cfg)${installed}" \
+        kernels/*.cu kernels/*.h .venv/pyvenv.cfg)" \
         "building pygpu's Rust extension and installing it into .venv (maturin, release; 2-4 min the first time) ..." \
         maturin develop --release || return
 }

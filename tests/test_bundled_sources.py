@@ -67,3 +67,20 @@ def test_without_a_compiler_the_error_says_what_to_install(tmp_path: Path) -> No
     assert out.returncode != 0
     assert "no prebuilt 'testing' kernels" in out.stderr
     assert "install a C++ compiler" in out.stderr and "CXX" in out.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(pygpu.backend() != "cuda", reason="NVRTC is the cuda backend's compiler")
+def test_missing_prebuilt_kernels_are_built_with_nvrtc_on_cuda(tmp_path: Path) -> None:
+    from pygpu import _rtc
+
+    try:
+        _rtc.find_nvrtc()
+    except Exception as e:  # noqa: BLE001 - any reason NVRTC is not there: nothing to test
+        pytest.skip(f"no NVRTC here: {e}")
+    empty = tmp_path / "no-prebuilt"
+    empty.mkdir()
+    env = {"PYGPU_CACHE_DIR": str(tmp_path / "cache"), "PYGPU_BACKEND": "cuda"}
+    out = run_python(_WITHOUT_PREBUILT.format(empty=str(empty)), env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["x"] == [1.0, 2.0, 3.0, 4.0, 5.0]
