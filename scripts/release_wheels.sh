@@ -28,10 +28,12 @@ if [ -z "${PYGPU_REUSE_KERNELS:-}" ]; then
     say "building the bundled kernels for cuda, hip and host (kernels/build.sh; a few minutes) ..."
     kernels/build.sh cuda hip host
 fi
-grep -q '^host-so: .*linked for glibc 2.28' python/pygpu/kernels/BUILD_INFO.txt || {
-    say "python/pygpu/kernels/ has host libraries not linked for glibc 2.28: run kernels/build.sh host"
-    exit 1
-}
+for line in cuda-ptx cuda-fatbin hip-hsaco 'host-so: .*linked for glibc 2.28'; do
+    grep -q "^$line" python/pygpu/kernels/BUILD_INFO.txt 2>/dev/null || {
+        say "python/pygpu/kernels/ lacks '$line' kernels: run kernels/build.sh cuda hip host (or without PYGPU_REUSE_KERNELS)"
+        exit 1
+    }
+done
 
 rm -rf wheels
 mkdir -p wheels
