@@ -48,9 +48,16 @@ if [ -z "$binary" ]; then
         exit 3
     fi
     target="${BURGER_TARGET_DIR:-demos/burger/rust/target}"
-    PYO3_PYTHON="$(command -v python)" CARGO_TARGET_DIR="$target" \
-        cargo build --release --quiet --manifest-path demos/burger/rust/Cargo.toml
     binary="$target/release/burger-demo"
+    # cargo runs only when a source of the driver or of the pygpu crate is newer than the binary.
+    if [ ! -x "$binary" ] || [ -n "$(find demos/burger/rust/src demos/burger/rust/Cargo.toml demos/burger/rust/build.rs \
+        src build.rs Cargo.toml Cargo.lock kernels -maxdepth 3 -newer "$binary" -type f -print -quit)" ]; then
+        echo "[demo] building the Rust driver (cargo, release; 1-2 min the first time) ..."
+        start=$SECONDS
+        PYO3_PYTHON="$(command -v python)" CARGO_TARGET_DIR="$target" \
+            cargo build --release --quiet --manifest-path demos/burger/rust/Cargo.toml
+        echo "[demo]   done in $((SECONDS - start)) s"
+    fi
 fi
 # The embedded interpreter sees the same packages as the venv's python.
 PYTHONPATH="$(python -c 'import os, sys; print(os.pathsep.join(p for p in sys.path if p))')" \

@@ -1,12 +1,103 @@
-# Sourced by the scripts: a virtual environment in .venv with the build and test tools,
-# the kernels built, and pygpu installed into it from this checkout.
-if [ ! -x .venv/bin/python ]; then
-    python3 -m venv .venv
-fi
-# shellcheck disable=SC1091
-source .venv/bin/activate
-python -m pip install -q --disable-pip-version-check -r scripts/requirements-dev.txt
-if [ -x kernels/build.sh ]; then
-    kernels/build.sh
-fi
-maturin develop -q --release
+# Sourced by the scripts: a virtual environment in .venv with the build and test tools, the
+# bundled kernels built, and pygpu installed into it from this checkout.
+#
+# Each step runs only when what it depends on changed since it last succeeded (a hash of its
+# inputs, kept in .venv/.pygpu-stamps/), so a warm rerun takes about a second. The kernels are
+# built for the backends this machine can run: host, plus cuda where an NVIDIA GPU is present and
+# hip where an AMD one is; PYGPU_KERNEL_TARGETS="cuda hip host" (CI) chooses them explicitly.
+# The tools' own output goes to .venv/setup.log and is shown only when a step fails.
+
+_pygpu_stamps=.venv/.pygpu-stamps
+_pygpu_log=.venv/setup.log
+
+_pygpu_say() { printf '[setup] %s\n' "$*" >&2; }
+
+# _pygpu_hash FILE...: one digest over the names and contents of the files (folders: every file
+# under them), in a stable order.
+_pygpu_hash() {
+    find "$@" -type f ! -name '*.pyc' -print0 2>/dev/null | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum |
+        cut -d' ' -f1
+}
+
+# _pygpu_run MESSAGE COMMAND...: says what is happening, runs COMMAND with its output in the log
+# (the end of it shown if it fails), then says how long it took.
+_pygpu_run() {
+    local message="$1" start=$SECONDS status=0
+    shift
+    _pygpu_say "$message"
+    "$@" >>"$_pygpu_log" 2>&1 || status=$?
+    if [ "$status" -ne 0 ]; then
+        _pygpu_say "failed (exit $status); the end of $_pygpu_log:"
+        tail -n 40 "$_pygpu_log" >&2
+        return "$status"
+    fi
+    _pygpu_say "  done in $((SECONDS - start)) s"
+}
+
+# _pygpu_step NAME DIGEST MESSAGE COMMAND...: _pygpu_run, unless NAME's stamp holds DIGEST (the
+# step succeeded before with the same inputs).
+_pygpu_step() {
+    local name="$1" digest="$2"
+    shift 2
+    [ "$(cat "$_pygpu_stamps/$name" 2>/dev/null)" = "$digest" ] && return 0
+    rm -f "$_pygpu_stamps/$name"
+    _pygpu_run "$@" || return
+    mkdir -p "$_pygpu_stamps"
+    printf '%s\n' "$digest" >"$_pygpu_stamps/$name"
+}
+
+# The backends whose kernels this machine needs.
+_pygpu_kernel_targets() {
+    if [ -n "${PYGPU_KERNEL_TARGETS:-}" ]; then
+        echo "$PYGPU_KERNEL_TARGETS"
+        return
+    fi
+    local targets=""
+    if [ -e /dev/nvidia0 ] || nvidia-smi -L >/dev/null 2>&1; then targets="cuda "; fi
+    if [ -e /dev/kfd ]; then targets="${targets}hip "; fi
+    echo "${targets}host"
+}
+
+_pygpu_setup() {
+    if [ ! -x .venv/bin/python ]; then
+        _pygpu_say "creating the virtual environment .venv"
+        python3 -m venv .venv || return
+    fi
+    # shellcheck disable=SC1091
+    source .venv/bin/activate || return
+    : >"$_pygpu_log"
+
+    _pygpu_step tools "$(_pygpu_hash scripts/requirements-dev.txt .venv/pyvenv.cfg)" \
+        "installing the build and test tools into .venv (pip; 1-2 min the first time) ..." \
+        python -m pip install --quiet --disable-pip-version-check -r scripts/requirements-dev.txt || return
+
+    local kernel_inputs target targets
+    kernel_inputs="$(_pygpu_hash kernels/build.sh kernels/selfcheck.py kernels/nvrtc_compile.py \
+        kernels/*.cu kernels/*.h python/pygpu/include)"
+    targets=()
+    for target in $(_pygpu_kernel_targets); do
+        # Rebuilt when a source changed or the built files are gone (git clean).
+        if [ "$(cat "$_pygpu_stamps/kernels-$target" 2>/dev/null)" != "$kernel_inputs" ] ||
+            [ ! -e "python/pygpu/kernels/$(case $target in host) echo libtesting.so ;; cuda) echo testing.ptx ;;
+                hip) echo testing.hsaco ;; esac)" ]; then
+            targets+=("$target")
+        fi
+    done
+    if [ ${#targets[@]} -gt 0 ]; then
+        _pygpu_run "building the bundled kernels for ${targets[*]} (kernels/build.sh; about 1 min per backend on 2 cores$(
+            [[ " ${targets[*]} " == *" cuda "* ]] && echo ', plus 313 MiB of pinned CUDA compilers once'
+        )) ..." kernels/build.sh "${targets[@]}" || return
+        mkdir -p "$_pygpu_stamps"
+        for target in "${targets[@]}"; do printf '%s\n' "$kernel_inputs" >"$_pygpu_stamps/kernels-$target"; done
+    fi
+
+    # pygpu itself: installed editable, so Python changes need no reinstall; the Rust extension
+    # (which embeds the kernel sources) is rebuilt when its inputs change.
+    compgen -G ".venv/lib/python3*/site-packages/pygpu-*.dist-info" >/dev/null || rm -f "$_pygpu_stamps/pygpu"
+    _pygpu_step pygpu "$(_pygpu_hash src build.rs Cargo.toml Cargo.lock pyproject.toml rust-toolchain.toml \
+        kernels/*.cu kernels/*.h .venv/pyvenv.cfg)" \
+        "building pygpu's Rust extension and installing it into .venv (maturin, release; 2-4 min the first time) ..." \
+        maturin develop --release || return
+}
+
+_pygpu_setup

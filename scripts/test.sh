@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
 
-echo "== cargo test (Rust units)"
+echo "== cargo test (Rust units; compiling them takes 1-2 min the first time)"
 cargo test --lib --quiet
 
 echo "== stubtest (python/pygpu/_pygpu.pyi against the compiled module)"

@@ -58,6 +58,8 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::array::dlpack::{dlpack_capsule, dlpack_from_capsule, DLPackTensor};
     #[pymodule_export]
+    use crate::python::bundled_sources::bundled_kernel_sources;
+    #[pymodule_export]
     use crate::python::device::{
         cuda_device_can_access_peer, cuda_device_get_attribute, cuda_device_get_cache_config, cuda_device_get_limit,
         cuda_device_set_cache_config, cuda_device_set_limit, cuda_driver_get_version, device_attributes,

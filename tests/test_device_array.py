@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -57,7 +59,7 @@ def test_round_trip_every_dtype(dtype: str) -> None:
     assert da.size() == 30 and da.nbytes() == 30 * np.dtype(dtype).itemsize
     assert da.shape() == [6, 5]
     assert da.strides() == [5 * np.dtype(dtype).itemsize, np.dtype(dtype).itemsize]
-    assert da.host_data() is host
+    assert da.host_array() is host
 
 
 def test_the_readme_example() -> None:
@@ -104,7 +106,7 @@ def test_non_contiguous_host_arrays_copy_in_logical_order(view) -> None:  # type
 def test_shape_constructor() -> None:
     da = pygpu.DeviceArray_float32((2, 3, 4))
     assert da.shape() == [2, 3, 4] and da.size() == 24
-    host = da.host_data()
+    host = da.host_array()
     assert host.dtype == np.float32 and (host == 0).all()
     assert pygpu.DeviceArray_int32(5).shape() == [5]
     empty = pygpu.DeviceArray_int32((0, 3))
@@ -209,3 +211,36 @@ def test_pointer_wrapper_bad_input() -> None:
         pygpu.pointer_wrapper_float64(np.zeros(6)[::2])
     with pytest.raises(TypeError):
         pygpu.pointer_wrapper_int32(-1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_host_data_is_a_safe_pointer_to_the_host_array(dtype: str) -> None:
+    host = sample(dtype, (3, 4))
+    da = DTYPES[dtype](host)
+    pointer = da.host_data()
+    assert type(pointer).__name__ == f"pointer_wrapper_{dtype}"
+    assert pointer.is_safe() and int(pointer) == host.ctypes.data
+    assert pointer.get() == host.flat[0] and pointer.get(11) == host.flat[11]
+    with pytest.raises(IndexError, match="out of range"):
+        pointer.get(12)
+    # It reads what the host array holds now, e.g. after a round trip through the device.
+    assert da.allocate() == 0 and da.to_device() == 0
+    host[...] = 0
+    assert da.to_host() == 0
+    assert pointer.get(5) == sample(dtype, (3, 4)).flat[5]
+
+
+def test_host_data_keeps_the_host_array_alive() -> None:
+    da = pygpu.DeviceArray_float64(np.arange(4.0) + 0.5)
+    pointer = da.host_data()
+    del da
+    gc.collect()
+    assert [pointer.get(i) for i in range(4)] == [0.5, 1.5, 2.5, 3.5]
+
+
+def test_host_data_of_a_strided_host_array_says_to_use_host_array() -> None:
+    base = np.arange(12.0)
+    da = pygpu.DeviceArray_float64(base[::2])
+    with pytest.raises(ValueError, match=r"not C-contiguous.*host_array\(\)"):
+        da.host_data()
+    assert da.host_array().base is base

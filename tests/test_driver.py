@@ -133,10 +133,11 @@ def test_device():
     assert d.get_attribute(cuda.device_attribute.COMPUTE_CAPABILITY_MINOR) == minor
     assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.0", d.pci_bus_id())
     assert d == cuda.Device(np.int64(0)) and hash(d) == hash(cuda.Device(0)) and int(d) == 0
-    with pytest.raises(ValueError, match="no device"):
-        cuda.Device(n)
-    with pytest.raises(ValueError, match="no device"):
-        cuda.Device(-1)
+    for bad in (n, n + 2, -1):
+        with pytest.raises(pygpu.InvalidDeviceError, match=r"cudaErrorInvalidDevice \(101\)") as raised:
+            cuda.Device(bad)
+        assert raised.value.code == 101 and isinstance(raised.value, (pygpu.CudaError, ValueError))
+        assert f"no device {bad}: there are {n} device(s)" in raised.value.__notes__
     with pytest.raises(TypeError):
         cuda.Device("0")
     with pytest.raises(ValueError, match="not a device_attribute"):

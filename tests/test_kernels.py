@@ -130,7 +130,7 @@ def test_argument_kinds(testing: pygpu.Module) -> None:
     f(da.device_data(), np.int64(8), np.float64(1), block=8)
     np.testing.assert_array_equal(from_device(alloc, x), x + 3)
     da.to_host()
-    np.testing.assert_array_equal(da.host_data(), x + 1)
+    np.testing.assert_array_equal(da.host_array(), x + 1)
 
 
 def test_cuda_array_interface_argument(testing: pygpu.Module) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,11 @@ def test_allocation_larger_than_the_device_then_keeps_working() -> None:
         pygpu.mem_alloc(total * 4)
     assert info.value.code == 2
     assert isinstance(info.value, MemoryError)
+    # The message says what was asked for and what the device had free.
+    assert re.search(rf"asked for [0-9.]+ [KMGTP]iB \({total * 4} bytes\)", str(info.value)), info.value
+    assert re.search(r"the device has [0-9.]+ [KMGT]?i?B free of [0-9.]+ [KMGT]?i?B", str(info.value)), info.value
+    with pytest.raises(pygpu.CudaMemoryError, match=rf"asked for .* \({total * 4} bytes\)"):
+        pygpu.pool_alloc(total * 4)
     pygpu.cudaGetLastError()
     small = pygpu.mem_alloc(1024)
     pygpu.memset_d8(small, 7, 1024)

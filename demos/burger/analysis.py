@@ -20,10 +20,39 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Collector", "DeviceMemory", "array_module", "device_matrix", "plot_rows", "write_summary"]
+__all__ = [
+    "SUMMARY_KEYS",
+    "SUMMARY_RESULT_KEYS",
+    "Collector",
+    "DeviceMemory",
+    "array_module",
+    "device_matrix",
+    "plot_rows",
+    "snapshot_time",
+    "write_summary",
+]
 
 # SVD modes written to SVD_Eigenvectors.png and to the HDF5 file.
 N_MODES = 3
+
+#: summary.json's keys, one schema for both drivers (write_summary refuses anything else): the
+#: run's parameters, where it ran, its timings (seconds; setup is graph capture), the snapshot
+#: rows and collection calls, and u10, the solution at index 10 (the seeds' printed value).
+SUMMARY_KEYS = frozenset(
+    {
+        "driver", "backend", "device", "nx", "nu", "dt", "t_final", "t_end", "steps", "scheme", "kernel",
+        "snapshot_every", "graph", "grid", "block",
+        "mean_step_seconds", "loop_seconds", "setup_seconds",
+        "rows", "collections", "u10",
+    }
+)  # fmt: skip
+#: Keys of the analysis results, present when it ran (snapshots taken; hdf5 with --hdf5).
+SUMMARY_RESULT_KEYS = frozenset(
+    {
+        "field_plot", "singular_values", "energy_fraction", "energy_first_modes", "svd_seconds", "svd_library",
+        "svd_plot", "hdf5",
+    }
+)  # fmt: skip
 
 
 class DeviceMemory:
@@ -79,6 +108,12 @@ def plot_rows(rows: int) -> list[int]:
     return list(range(0, rows, stride))
 
 
+def snapshot_time(row: int, every: int, dt: float) -> float:
+    """The physical time of snapshot row ``row``: it holds the solution after step
+    (row + 1) * every, at t = (row + 1) * every * dt (row 2000 of the seeds' run: t = 2.001)."""
+    return (row + 1) * every * dt
+
+
 class Collector:
     """The in-situ side of a run. `snapshots` is the zero-copy view of the device-resident snapshot
     matrix (rows x (NX + 2), ghosts included), `x` the interior coordinates, `meta` the run's
@@ -112,7 +147,8 @@ class Collector:
     # -- after the run -------------------------------------------------------------------------
 
     def plot_field(self, out_dir: str | os.PathLike[str]) -> str:
-        """Field_evolution.png: the snapshot rows 0, 400, ..., 2000 (for the seeds' run)."""
+        """Field_evolution.png: the snapshot rows 0, 400, ..., 2000 (for the seeds' run), each
+        curve labelled by its physical time t."""
         plt = _pyplot()
         path = Path(out_dir) / "Field_evolution.png"
         chosen = plot_rows(self.rows)
@@ -120,9 +156,9 @@ class Collector:
         lines = to_numpy(self.snapshots[chosen, 1:-1]) if chosen else np.empty((0, self.x.size))
         fig, ax = plt.subplots(figsize=(7, 4.5))
         every = int(self.meta.get("snapshot_every", 1)) or 1
+        dt = float(self.meta.get("dt", 0.0))
         for row, u in zip(chosen, lines):
-            # Row r holds the solution after step (r + 1) * every; the seeds label it by r.
-            ax.plot(self.x, u, label=f"Timestep {row}" if every == 1 else f"Step {(row + 1) * every}")
+            ax.plot(self.x, u, label=f"t = {snapshot_time(row, every, dt):.4g}")
         ax.set_xlabel("x")
         ax.set_ylabel("u")
         ax.set_title(f"Field evolution (NX = {self.x.size}, {self.backend})")
@@ -210,15 +246,25 @@ def write_summary(final_u: Any, out_dir: str | os.PathLike[str], summary: dict[s
     """Writes final.npy (the last solution, ghosts included) and summary.json (the run's
     parameters, u[10], timings, SVD results) into out_dir; returns the summary."""
     final = np.asarray(final_u, dtype=np.float64)
+    summary = {**summary, "u10": float(final[10]) if final.size > 10 else math.nan}
+    missing = sorted(SUMMARY_KEYS - summary.keys())
+    unknown = sorted(summary.keys() - SUMMARY_KEYS - SUMMARY_RESULT_KEYS)
+    if missing or unknown:
+        raise ValueError(f"summary.json's schema (analysis.SUMMARY_KEYS): missing {missing}, unknown {unknown}")
     out = Path(out_dir)
     np.save(out / "final.npy", final)
-    summary = {**summary, "u10": float(final[10]) if final.size > 10 else math.nan}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
 
 def _pyplot() -> Any:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise RuntimeError(
+            "the demo's plots need matplotlib: pip install pygpu[demo] (or matplotlib); "
+            "or run with --snapshot-every 0 (no analysis)"
+        ) from e
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -553,7 +553,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"time = {t_end:g}")
     print(f"Mean Wall-Time: {seconds_per_step * 1e3:.6g} ms per step ({solver.loop_seconds:.4g} s for {steps} steps)")
     final = solver.final()
-    print(f"A random value in the solution array: {final[10]:.6g}", flush=True)
+    print(f"u[10] = {final[10]:.6g}", flush=True)
 
     meta = {
         "driver": "python",

@@ -12,6 +12,7 @@ import threading
 from pygpu._driver_enums import device_attribute, func_cache
 from pygpu._driver_enums import limit as _Limit
 from pygpu._pygpu import (
+    InvalidDeviceError,
     cudaDeviceCanAccessPeer,
     cudaDeviceDisablePeerAccess,
     cudaDeviceEnablePeerAccess,
@@ -24,11 +25,14 @@ from pygpu._pygpu import (
     cudaDeviceSynchronize,
     cudaGetDevice,
     cudaGetDeviceCount,
+    cudaError,
     cudaSetDevice,
     device_attributes,
 )
 
 __all__ = ["Context", "Device", "LogicError"]
+
+_INVALID_DEVICE = 101  # cudaErrorInvalidDevice
 
 
 class LogicError(RuntimeError):
@@ -46,7 +50,13 @@ class Device:
         except TypeError as e:
             raise TypeError(f"a device ordinal is an int, not {type(ordinal).__name__}") from e
         if not 0 <= ordinal < count:
-            raise ValueError(f"no device {ordinal!r}: there are {count} device(s)")
+            # What the runtime says for a bad ordinal: the CudaError subclass of
+            # cudaErrorInvalidDevice (101), which is also a ValueError.
+            try:
+                cudaError(_INVALID_DEVICE).check()
+            except InvalidDeviceError as e:
+                e.add_note(f"no device {ordinal!r}: there are {count} device(s)")
+                raise
         self.ordinal = ordinal
 
     @staticmethod

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["PARTS", "module_name"]
+__all__ = ["PARTS", "module_name", "part_source"]
 
 _SHORT = ("b1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64", "c64", "c128")
 _NUMPY = (
@@ -75,11 +75,31 @@ def module_name(source: str, kernel: str) -> str | None:
     return None if part is None else f"{source}_{part}"
 
 
+def part_source(module: str) -> str | None:
+    """The C++ source of part ``module`` (e.g. ``arith_f64``): kernels/<source>.cu with only that
+    part's kernels kept (kernels/pygpu_parts.h); None when ``module`` is not a part."""
+    source, _, part = module.partition("_")
+    suffixes = PARTS.get(source, {}).get(part)
+    if suffixes is None:
+        return None
+    lines = [f"// Generated: the {module} part of {source}.cu (python/pygpu/_kernel_parts.py).", "#define PYGPU_PARTS"]
+    lines += [f"#define PYGPU_PART_{suffix} ~, 1" for suffix in suffixes]
+    lines.append(f'#include "{source}.cu"')
+    return "\n".join(lines) + "\n"
+
+
 def _main(argv: list[str]) -> int:
     """``python3 _kernel_parts.py SOURCE``: one line per module of SOURCE, ``<module> <suffix>...``
-    (just ``SOURCE`` when it is not split)."""
+    (just ``SOURCE`` when it is not split); ``--part MODULE``: that part's source."""
+    if len(argv) == 2 and argv[0] == "--part":
+        text = part_source(argv[1])
+        if text is None:
+            print(f"_kernel_parts.py: {argv[1]} is not a part", file=sys.stderr)
+            return 2
+        print(text, end="")
+        return 0
     if len(argv) != 1:
-        print("usage: _kernel_parts.py SOURCE", file=sys.stderr)
+        print("usage: _kernel_parts.py SOURCE | --part MODULE", file=sys.stderr)
         return 2
     source = argv[0]
     for part, suffixes in PARTS.get(source, {}).items():

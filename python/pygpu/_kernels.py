@@ -28,11 +28,17 @@ def load_kernels(name: str) -> Module:
     """Loads bundled kernel source ``name`` (e.g. "burgers") for the active backend."""
     files = [f for f in kernel_files(name) if os.path.isfile(f)]
     if not files:
+        # No prebuilt binary in this install (pip install from source, or a backend the wheel
+        # was not built for): build it from the source embedded in the compiled module.
+        from pygpu import _bundled_sources
+
+        if _bundled_sources.has_source(name):
+            return Module(_bundled_sources.build(name))
         names = os.listdir(KERNELS_DIR) if os.path.isdir(KERNELS_DIR) else []
-        available = sorted({n.split(".")[0].removeprefix("lib") for n in names if "." in n and n != "BUILD_INFO.txt"})
+        prebuilt = {n.split(".")[0].removeprefix("lib") for n in names if "." in n and n != "BUILD_INFO.txt"}
+        available = sorted(prebuilt | set(_bundled_sources.source_names()))
         raise FileNotFoundError(
-            f"no bundled kernels named {name!r} for the {backend()} backend in {KERNELS_DIR} "
-            f"(available: {', '.join(available) or 'none: run kernels/build.sh'})"
+            f"no bundled kernels named {name!r} for the {backend()} backend (available: {', '.join(available)})"
         )
     failures: list[CudaError] = []
     for path in files:

@@ -373,8 +373,8 @@ class _DeviceArray(Generic[_T]):
         """Allocates the device side (once)."""
     def to_device(self, stream: cudaStream_t | None = None) -> cudaError: ...
     def to_host(self, stream: cudaStream_t | None = None) -> cudaError: ...
-    def host_data(self) -> npt.NDArray[Any]:
-        """The numpy array this object aliases."""
+    def host_array(self) -> npt.NDArray[Any]:
+        """The numpy array this object aliases (its host side)."""
     def size(self) -> int: ...
     def nbytes(self) -> int: ...
     def shape(self) -> list[int]: ...
@@ -390,6 +390,8 @@ class pointer_wrapper_int16(_PointerWrapper[int]):
 @final
 class DeviceArray_int16(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.int16] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_int16:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_int16: ...
 
 @final
@@ -399,6 +401,8 @@ class pointer_wrapper_int32(_PointerWrapper[int]):
 @final
 class DeviceArray_int32(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.int32] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_int32:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_int32: ...
 
 @final
@@ -408,6 +412,8 @@ class pointer_wrapper_int64(_PointerWrapper[int]):
 @final
 class DeviceArray_int64(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.int64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_int64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_int64: ...
 
 @final
@@ -417,6 +423,8 @@ class pointer_wrapper_uint16(_PointerWrapper[int]):
 @final
 class DeviceArray_uint16(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.uint16] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_uint16:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_uint16: ...
 
 @final
@@ -426,6 +434,8 @@ class pointer_wrapper_uint32(_PointerWrapper[int]):
 @final
 class DeviceArray_uint32(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.uint32] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_uint32:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_uint32: ...
 
 @final
@@ -435,6 +445,8 @@ class pointer_wrapper_uint64(_PointerWrapper[int]):
 @final
 class DeviceArray_uint64(_DeviceArray[int]):
     def __new__(cls, source: npt.NDArray[np.uint64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_uint64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_uint64: ...
 
 @final
@@ -444,6 +456,8 @@ class pointer_wrapper_float32(_PointerWrapper[float]):
 @final
 class DeviceArray_float32(_DeviceArray[float]):
     def __new__(cls, source: npt.NDArray[np.float32] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_float32:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_float32: ...
 
 @final
@@ -453,6 +467,8 @@ class pointer_wrapper_float64(_PointerWrapper[float]):
 @final
 class DeviceArray_float64(_DeviceArray[float]):
     def __new__(cls, source: npt.NDArray[np.float64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_float64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_float64: ...
 
 @final
@@ -462,6 +478,8 @@ class pointer_wrapper_complex64(_PointerWrapper[complex]):
 @final
 class DeviceArray_complex64(_DeviceArray[complex]):
     def __new__(cls, source: npt.NDArray[np.complex64] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_complex64:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_complex64: ...
 
 @final
@@ -471,6 +489,8 @@ class pointer_wrapper_complex128(_PointerWrapper[complex]):
 @final
 class DeviceArray_complex128(_DeviceArray[complex]):
     def __new__(cls, source: npt.NDArray[np.complex128] | int | tuple[int, ...]) -> Self: ...
+    def host_data(self) -> pointer_wrapper_complex128:
+        """A safe pointer to the host array (``get(i)`` reads it); ValueError if not C-contiguous."""
     def device_data(self) -> pointer_wrapper_complex128: ...
 
 # --- kernels ----------------------------------------------------------------------
@@ -742,3 +762,8 @@ class PooledHostAllocation:
     def nbytes(self) -> int: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
+# --- bundled kernel sources (pygpu._bundled_sources) -----------------------------------
+
+def bundled_kernel_sources() -> list[tuple[str, str]]:
+    """(file name, contents) of every kernels/*.cu and kernels/*.h embedded at build time."""

@@ -11,8 +11,44 @@ use pyo3::prelude::*;
 use super::buffer::{fill_byte_view, release_byte_view, HostView};
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
+use crate::runtime::error::CUDA_ERROR_MEMORY_ALLOCATION;
 use crate::runtime::memory::{DeviceBuffer, PinnedBuffer};
 use crate::runtime::{backend, DevicePtr, Error, StreamHandle};
+
+/// An out-of-memory error that says how much was asked for and how much the device had free,
+/// so the message alone tells whether the request was absurd or the device was full.
+fn out_of_memory_context(error: Error, bytes: usize) -> Error {
+    if error.code() != CUDA_ERROR_MEMORY_ALLOCATION {
+        return error;
+    }
+    let free = match backend().and_then(|b| b.mem_get_info()) {
+        Ok((free, total)) => format!("{} free of {}", human_bytes(free), human_bytes(total)),
+        Err(_) => "free memory unknown".to_string(),
+    };
+    let context = format!("asked for {} ({bytes} bytes); the device has {free}", human_bytes(bytes));
+    match error {
+        Error::Api { code, backend } => Error::Detailed { code, backend, detail: context },
+        Error::Detailed { code, backend, detail } => {
+            Error::Detailed { code, backend, detail: format!("{detail}\n{context}") }
+        }
+        other => other,
+    }
+}
+
+fn human_bytes(bytes: usize) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
 
 /// Copies at least this large release the GIL while they run.
 const RELEASE_GIL_BYTES: usize = 1 << 20;
@@ -32,12 +68,12 @@ pub struct DeviceAllocation {
 
 impl DeviceAllocation {
     pub fn new(bytes: usize) -> PyResult<Self> {
-        Self::wrap(DeviceBuffer::new(bytes)?, bytes)
+        Self::wrap(DeviceBuffer::new(bytes).map_err(|e| out_of_memory_context(e, bytes))?, bytes)
     }
 
     /// Memory from the caching pool, for allocations made on the user's behalf.
     pub fn pooled(bytes: usize) -> PyResult<Self> {
-        Self::wrap(DeviceBuffer::pooled(bytes)?, bytes)
+        Self::wrap(DeviceBuffer::pooled(bytes).map_err(|e| out_of_memory_context(e, bytes))?, bytes)
     }
 
     pub fn wrap(buffer: DeviceBuffer, bytes: usize) -> PyResult<Self> {

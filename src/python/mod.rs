@@ -8,6 +8,7 @@
 
 pub mod array;
 pub mod buffer;
+pub mod bundled_sources;
 pub mod compiler;
 pub mod device;
 pub mod device_memory_pool;

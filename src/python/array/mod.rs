@@ -233,8 +233,27 @@ macro_rules! device_array {
                 self.0.to_host(py, stream, $pyname)
             }
 
-            /// The numpy array this object aliases.
-            fn host_data(&self, py: Python<'_>) -> Py<numpy::PyArrayDyn<$t>> {
+            /// PyGPU's host side: a safe pointer wrapper to the host array (readable with
+            /// `get(i)`, keeps the array alive). The numpy array itself is `host_array()`.
+            fn host_data(&self, py: Python<'_>) -> PyResult<$crate::python::ptr_wrapper::$ptr> {
+                let host = self.0.host.bind(py);
+                if !host.is_c_contiguous() {
+                    return Err(PyValueError::new_err(concat!(
+                        "the host array of this ",
+                        $pyname,
+                        " is not C-contiguous, so no pointer covers it: use host_array() for the numpy array"
+                    )));
+                }
+                Ok($crate::python::ptr_wrapper::$ptr($crate::python::ptr_wrapper::Pointer {
+                    address: host.data() as u64,
+                    count: host.len(),
+                    safe: true,
+                    owner: Some(host.clone().into_any().unbind()),
+                }))
+            }
+
+            /// The numpy array this object aliases (its host side).
+            fn host_array(&self, py: Python<'_>) -> Py<numpy::PyArrayDyn<$t>> {
                 self.0.host.clone_ref(py)
             }
 

@@ -197,10 +197,11 @@ fn solve_and_analyse<'py>(
     solver.read(finished.state, &mut final_u)?;
     // The seeds print u[10]; a grid that small (--nx below 9) has no u[10]: its last value.
     let sample = final_u.get(10).or(final_u.last()).copied().unwrap_or(f64::NAN);
-    println!("A random value in the solution array: {}", g6(sample));
+    println!("u[10] = {}", g6(sample));
     let timing = dict(py, "timing", |t| {
         t.set_item("mean_step_seconds", mean)?;
-        t.set_item("loop_seconds", finished.seconds)
+        t.set_item("loop_seconds", finished.seconds)?;
+        t.set_item("setup_seconds", finished.setup_seconds)
     })?;
     analysis::finish(py, o, analysis, collector, final_u, timing, &meta)
 }

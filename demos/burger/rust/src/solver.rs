@@ -46,7 +46,10 @@ struct Captured {
 /// The end of a run: where the solution is, and the loop's wall time.
 pub struct Finished {
     pub state: DevicePtr,
+    /// The loop, from the first launch to the end of the last step.
     pub seconds: f64,
+    /// Before the loop: the graph capture (0 without --graph), as burger.py's setup_seconds.
+    pub setup_seconds: f64,
 }
 
 impl Solver {
@@ -177,10 +180,12 @@ impl Solver {
     /// Runs all the steps (graph batches first with --graph, then plain steps), printing the
     /// seeds' "time =" line after the first; `collect` is called after each snapshot copy.
     pub fn run(&mut self, plan: &Plan, o: &Options, collect: &mut dyn FnMut(usize) -> Result<()>) -> Result<Finished> {
+        let setup = Instant::now();
         let captured = match graph_layout(o.snapshot_every, o.graph_batch).1 {
             per_batch if o.graph && plan.steps / per_batch > 0 => Some(self.capture(o.graph_batch)?),
             _ => None,
         };
+        let setup_seconds = setup.elapsed().as_secs_f64();
         let clock = Instant::now();
         let mut done = 0usize;
         let mut state = self.a.ptr();
@@ -213,7 +218,7 @@ impl Solver {
             state = self.plain(state, done + 1, plan.steps - done, collect)?;
         }
         self.stream.synchronize().map_err(err("running the solver"))?;
-        Ok(Finished { state, seconds: clock.elapsed().as_secs_f64() })
+        Ok(Finished { state, seconds: clock.elapsed().as_secs_f64(), setup_seconds })
     }
 
     /// Copies the row at `state` (in `a`, `b` or the stage block) to `dst`.
