@@ -3,7 +3,8 @@
 Every allocation's views share one ``StreamOrder``. ``pending`` is False when no write is
 outstanding, None when the last write went to the default stream, else its ``cudaStream_t``.
 pygpu's own work on another stream waits for it with an event (never a device sync unless
-the writer's stream has been closed meanwhile).
+the writer's stream has been closed meanwhile). Work captured into a graph cannot wait for work
+outside the capture: see ``StreamOrder.before``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ class StreamOrder:
                 # The writer's stream was closed: its work still completes; wait for the device.
                 cudaDeviceSynchronize().check()
             self.pending = False
+            return
+        if stream.is_capturing:
+            # Work outside a capture cannot be waited for inside it: recording on the legacy
+            # stream is refused (906), an event of another stream makes an isolation error (905).
+            # A graph launched on a blocking stream waits for the legacy stream's work anyway;
+            # another stream's write is finished now, before it is captured.
+            if pending is not None:
+                cudaStreamSynchronize(pending).check()
+                self.pending = False
             return
         event = cudaEvent_t(2)
         try:
