@@ -108,3 +108,24 @@ def test_a_new_process_cache_hit_does_not_load_nvrtc(tmp_path: Path) -> None:
     assert hit.returncode == 0, hit.stderr
     assert "compiled and stored (miss)" not in hit.stdout and "cache file read and verified" in hit.stdout
     assert "nvrtc not loaded" in hit.stdout, hit.stdout
+
+
+@pytest.mark.skipif(pygpu.backend() not in ("cuda", "hip"), reason="the runtime compilers' missing C headers")
+def test_sources_that_include_c_library_headers_compile() -> None:
+    """nvcc programs include <stdio.h> for printf (PyCUDA's test_large_smem does): NVRTC has no
+    C library headers, so pygpu's empty ones stand in; what device code uses is built in."""
+    import numpy as np
+
+    mod = compiler.SourceModule(
+        """
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+        #include <math.h>
+        __global__ void k(float *x) { if (threadIdx.x == 0 && x[0] < -1) printf("never\\n"); x[threadIdx.x] = sqrtf(4.0f); }
+        """,
+        cache_dir=False,
+    )
+    x = pygpu.gpuarray.zeros(32, np.float32)
+    mod.get_function("k")(x, block=(32, 1, 1), grid=(1, 1))
+    assert (x.get() == 2).all()

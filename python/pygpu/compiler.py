@@ -169,8 +169,11 @@ class _Plan:
         # pygpu's headers (pygpu-complex.hpp, PyCUDA's pycuda-complex.hpp) after the user's
         # folders, as nvcc has PyCUDA's; the key then covers what the source includes of them.
         package_include = _host_compiler.host_header().parent
-        self.include_dirs.append(package_include)
-        rtc_options, asked = _rtc.nvrtc_options([*all_options, f"-I{package_include}"])
+        # Then empty <stdio.h> and friends: the runtime compilers have no C library headers,
+        # and what device code uses of them is built in (printf, malloc, memcpy, math).
+        libc = package_include / "rtc_libc"
+        self.include_dirs += [package_include, libc]
+        rtc_options, asked = _rtc.nvrtc_options([*all_options, f"-I{package_include}", f"-I{libc}"])
         arch = arch or asked
         capability, device_name = _device()
         if self.backend == "hip":

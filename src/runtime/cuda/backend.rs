@@ -272,8 +272,11 @@ impl Backend for CudaBackend {
 
     fn stream_begin_capture(&self, s: StreamHandle) -> Result<()> {
         self.ensure_context()?;
+        // Relaxed: pygpu allocates on the user's behalf while a capture runs (page-locked staging
+        // that set() and fill() hand to the graph, memory for results); in the thread-local
+        // mode such a call would invalidate the capture (cudaErrorStreamCaptureInvalidated).
         // SAFETY: a live stream of ours.
-        check(unsafe { (self.api.cuStreamBeginCapture_v2)(stream(Some(s)), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) })
+        check(unsafe { (self.api.cuStreamBeginCapture_v2)(stream(Some(s)), CU_STREAM_CAPTURE_MODE_RELAXED) })
     }
 
     fn stream_end_capture(&self, s: StreamHandle) -> Result<GraphHandle> {

@@ -140,7 +140,7 @@ pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 pub(crate) const JIT_LOG_BYTES: usize = 16 * 1024;
 /// Captures record work of this thread only; other threads' unsafe calls are not affected.
-pub(crate) const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
+pub(crate) const CU_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 
 /// cuFuncGetParamInfo exists from CUDA 12.4 drivers on; older ones simply skip the check.
 pub(crate) type ParamInfoFn = unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> c_int;

@@ -1,0 +1,5 @@
+// pygpu: NVRTC and hiprtc have no C library headers. What CUDA device code uses of <string.h>
+// (printf, malloc/free, memcpy/memset, the math functions) is built into the runtime compilers,
+// so a source written for nvcc that includes <string.h> needs nothing from it. Searched after the
+// user's folders.
+#pragma once
