@@ -80,6 +80,10 @@ mod _pygpu {
     };
     #[pymodule_export]
     use crate::python::pitched_copy::memcpy_pitched;
+    #[pymodule_export]
+    use crate::python::device::cu_ctx_get_api_version;
+    #[pymodule_export]
+    use crate::python::managed::ManagedAllocation;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

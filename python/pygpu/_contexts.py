@@ -9,10 +9,11 @@ from __future__ import annotations
 import operator
 import threading
 
-from pygpu._driver_enums import device_attribute, func_cache
+from pygpu._driver_enums import device_attribute, func_cache, shared_config
 from pygpu._driver_enums import limit as _Limit
 from pygpu._pygpu import (
     InvalidDeviceError,
+    cuCtxGetApiVersion,
     cudaDeviceCanAccessPeer,
     cudaDeviceDisablePeerAccess,
     cudaDeviceEnablePeerAccess,
@@ -241,6 +242,33 @@ class Context:
     def set_cache_config(config: func_cache | int) -> None:
         """A preference (``func_cache``) the GPU may ignore; each kernel's own one wins."""
         cudaDeviceSetCacheConfig(int(func_cache(config))).check()
+
+    @staticmethod
+    def get_shared_config() -> shared_config:
+        """The shared-memory bank size (``shared_config``): always DEFAULT_BANK_SIZE, because
+        since CUDA 12 the driver no longer lets it be configured (see ``set_shared_config``)."""
+        Context.get_device()  # fails as the driver would when no device is usable
+        return shared_config.DEFAULT_BANK_SIZE
+
+    @staticmethod
+    def set_shared_config(config: shared_config | int) -> None:
+        """Accepts a ``shared_config`` value and changes nothing: CUDA 12 deprecated the bank
+        size setting and its driver ignores it (all current GPUs have fixed 4-byte banks)."""
+        try:
+            shared_config(config)
+        except ValueError as e:
+            raise ValueError(
+                f"{config!r} is not a shared_config: DEFAULT_BANK_SIZE (0), FOUR_BYTE_BANK_SIZE (1) or "
+                "EIGHT_BYTE_BANK_SIZE (2)"
+            ) from e
+
+    @staticmethod
+    def get_api_version() -> int:
+        """The current context's API version (``cuCtxGetApiVersion``): 3020 with CUDA 12 (the
+        context API has not changed since CUDA 3.2). Not the driver version: see get_driver_version."""
+        version, status = cuCtxGetApiVersion()
+        status.check()
+        return version
 
     # Static, as PyCUDA's: they act on the current context (``ctx.enable_peer_access(peer)``
     # with ``ctx`` current, or ``Context.enable_peer_access(peer)``).
