@@ -60,6 +60,8 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::bundled_sources::bundled_kernel_sources;
     #[pymodule_export]
+    use crate::python::device::cu_ctx_get_api_version;
+    #[pymodule_export]
     use crate::python::device::{
         cuda_device_can_access_peer, cuda_device_get_attribute, cuda_device_get_cache_config, cuda_device_get_limit,
         cuda_device_set_cache_config, cuda_device_set_limit, cuda_driver_get_version, device_attributes,
@@ -73,6 +75,8 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::ipc::{mem_get_ipc_handle, IPCMemoryHandle};
     #[pymodule_export]
+    use crate::python::managed::ManagedAllocation;
+    #[pymodule_export]
     use crate::python::page_locked_pool::{PageLockedMemoryPool, PooledHostAllocation};
     #[pymodule_export]
     use crate::python::peer::{
@@ -80,10 +84,6 @@ mod _pygpu {
     };
     #[pymodule_export]
     use crate::python::pitched_copy::memcpy_pitched;
-    #[pymodule_export]
-    use crate::python::device::cu_ctx_get_api_version;
-    #[pymodule_export]
-    use crate::python::managed::ManagedAllocation;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

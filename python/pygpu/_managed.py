@@ -25,7 +25,11 @@ __all__ = ["managed_empty", "managed_empty_like", "managed_zeros", "managed_zero
 
 def _attach_flags(mem_flags: Any) -> int:
     """GLOBAL or HOST; 0 (PyCUDA's default) is GLOBAL, as for cudaMallocManaged."""
-    if isinstance(mem_flags, (int, np.integer)) and int(mem_flags) in (0, mem_attach_flags.GLOBAL, mem_attach_flags.HOST):
+    if isinstance(mem_flags, (int, np.integer)) and int(mem_flags) in (
+        0,
+        mem_attach_flags.GLOBAL,
+        mem_attach_flags.HOST,
+    ):
         return int(mem_flags) or int(mem_attach_flags.GLOBAL)
     raise ValueError(
         f"mem_flags of managed memory must be mem_attach_flags.GLOBAL or HOST, not {mem_flags!r} "
