@@ -44,8 +44,10 @@ class LogicError(RuntimeError):
 class Device:
     """Device ``n`` (an ordinal of the active backend)."""
 
-    def __init__(self, ordinal: int) -> None:
+    def __init__(self, ordinal: int | str) -> None:
         count = Device.count()
+        if isinstance(ordinal, str):
+            ordinal = Device._by_pci_bus_id(ordinal, count)
         try:
             ordinal = operator.index(ordinal)
         except TypeError as e:
@@ -59,6 +61,21 @@ class Device:
                 e.add_note(f"no device {ordinal!r}: there are {count} device(s)")
                 raise
         self.ordinal = ordinal
+
+    @staticmethod
+    def _by_pci_bus_id(bus_id: str, count: int) -> int:
+        """PyCUDA's ``Device(pci_bus_id)``: the ordinal of the device at ``domain:bus:device.function``
+        (hex, any case; the domain may be left out, as cuDeviceGetByPCIBusId allows)."""
+        wanted = bus_id.strip().lower()
+        if wanted.count(":") == 1:
+            wanted = "0000:" + wanted
+        for n in range(count):
+            if Device(n).pci_bus_id() == wanted:
+                return n
+        raise ValueError(
+            f"no device has the PCI bus id {bus_id!r}: the {count} device(s) have "
+            f"{', '.join(Device(n).pci_bus_id() for n in range(count))}"
+        )
 
     @staticmethod
     def count() -> int:
@@ -100,9 +117,10 @@ class Device:
         return {device_attribute(n): v for n, v in device_attributes(self.ordinal).items() if n in known}
 
     def __getattr__(self, name: str) -> int:
-        # PyCUDA's spelling dev.MAX_THREADS_PER_BLOCK for dev.get_attribute(...).
-        if name.isupper() and name in device_attribute.__members__:
-            return self.get_attribute(device_attribute[name])
+        # PyCUDA's spellings dev.MAX_THREADS_PER_BLOCK and dev.max_threads_per_block for
+        # dev.get_attribute(...).
+        if (name.isupper() or name.islower()) and name.upper() in device_attribute.__members__:
+            return self.get_attribute(device_attribute[name.upper()])
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def can_access_peer(self, dev: Device) -> bool:
