@@ -64,6 +64,15 @@ def test_bad_allocation_flags_are_refused(flags: Any) -> None:
         cuda.ManagedAllocation(4, flags)
 
 
+def test_impossible_sizes_raise_clear_errors() -> None:
+    with pytest.raises(ValueError, match="more than an allocation can hold"):
+        cuda.managed_empty((1 << 40, 1 << 30), np.float64)
+    with pytest.raises(cuda.MemoryError):
+        cuda.ManagedAllocation(1 << 62)
+    with pytest.raises(OverflowError):
+        cuda.ManagedAllocation(-1)
+
+
 def test_zero_flags_mean_global() -> None:
     a = cuda.managed_zeros(4, np.int32, mem_flags=0)
     assert (a == 0).all()

@@ -47,6 +47,10 @@ class Device:
     def __init__(self, ordinal: int | str) -> None:
         count = Device.count()
         if isinstance(ordinal, str):
+            if ":" not in ordinal:
+                raise TypeError(
+                    f"a device is its ordinal (an int) or its PCI bus id such as '0000:3b:00.0', not {ordinal!r}"
+                )
             ordinal = Device._by_pci_bus_id(ordinal, count)
         try:
             ordinal = operator.index(ordinal)

@@ -11,6 +11,7 @@ memory in the allocation registry."""
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,10 @@ def managed_empty(shape: Any, dtype: Any, order: str = "C", mem_flags: int = 0) 
     flags = _attach_flags(mem_flags)
     dims = _shape(shape)
     dt = np.dtype(dtype)
-    allocation = ManagedAllocation(math.prod(dims) * dt.itemsize, flags)
+    nbytes = math.prod(dims) * dt.itemsize
+    if nbytes > sys.maxsize:
+        raise ValueError(f"shape {dims} of {dt} needs {nbytes} bytes, more than an allocation can hold")
+    allocation = ManagedAllocation(nbytes, flags)
     # numpy's stubs predate PEP 688 buffers; passing the allocation itself makes it the array's base.
     return np.ndarray(dims, dt, buffer=allocation, order=_order(order))  # type: ignore[arg-type]
 
