@@ -116,7 +116,8 @@ def test_device_by_pci_bus_id_and_lower_case_attributes() -> None:
     dev = cuda.Device(0)
     bus_id = dev.pci_bus_id()
     assert cuda.Device(bus_id) == dev and cuda.Device(bus_id.upper()) == dev
-    assert cuda.Device(bus_id.split(":", 1)[1]) == dev  # the domain left out
+    if bus_id.startswith("0000:"):
+        assert cuda.Device(bus_id.split(":", 1)[1]) == dev  # domain 0 may be left out
     with pytest.raises(ValueError, match="no device has the PCI bus id"):
         cuda.Device("ffff:ff:1f.7")
     assert (
