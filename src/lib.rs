@@ -60,6 +60,8 @@ mod _pygpu {
     #[pymodule_export]
     use crate::python::bundled_sources::bundled_kernel_sources;
     #[pymodule_export]
+    use crate::python::device::cu_ctx_get_api_version;
+    #[pymodule_export]
     use crate::python::device::{
         cuda_device_can_access_peer, cuda_device_get_attribute, cuda_device_get_cache_config, cuda_device_get_limit,
         cuda_device_set_cache_config, cuda_device_set_limit, cuda_driver_get_version, device_attributes,
@@ -72,6 +74,8 @@ mod _pygpu {
     use crate::python::interop::{event_record_raw, stream_wait_event_raw};
     #[pymodule_export]
     use crate::python::ipc::{mem_get_ipc_handle, IPCMemoryHandle};
+    #[pymodule_export]
+    use crate::python::managed::ManagedAllocation;
     #[pymodule_export]
     use crate::python::page_locked_pool::{PageLockedMemoryPool, PooledHostAllocation};
     #[pymodule_export]

@@ -9,10 +9,11 @@ from __future__ import annotations
 import operator
 import threading
 
-from pygpu._driver_enums import device_attribute, func_cache
+from pygpu._driver_enums import device_attribute, func_cache, shared_config
 from pygpu._driver_enums import limit as _Limit
 from pygpu._pygpu import (
     InvalidDeviceError,
+    cuCtxGetApiVersion,
     cudaDeviceCanAccessPeer,
     cudaDeviceDisablePeerAccess,
     cudaDeviceEnablePeerAccess,
@@ -43,8 +44,14 @@ class LogicError(RuntimeError):
 class Device:
     """Device ``n`` (an ordinal of the active backend)."""
 
-    def __init__(self, ordinal: int) -> None:
+    def __init__(self, ordinal: int | str) -> None:
         count = Device.count()
+        if isinstance(ordinal, str):
+            if ":" not in ordinal:
+                raise TypeError(
+                    f"a device is its ordinal (an int) or its PCI bus id such as '0000:3b:00.0', not {ordinal!r}"
+                )
+            ordinal = Device._by_pci_bus_id(ordinal, count)
         try:
             ordinal = operator.index(ordinal)
         except TypeError as e:
@@ -58,6 +65,21 @@ class Device:
                 e.add_note(f"no device {ordinal!r}: there are {count} device(s)")
                 raise
         self.ordinal = ordinal
+
+    @staticmethod
+    def _by_pci_bus_id(bus_id: str, count: int) -> int:
+        """PyCUDA's ``Device(pci_bus_id)``: the ordinal of the device at ``domain:bus:device.function``
+        (hex, any case; the domain may be left out, as cuDeviceGetByPCIBusId allows)."""
+        wanted = bus_id.strip().lower()
+        if wanted.count(":") == 1:
+            wanted = "0000:" + wanted
+        for n in range(count):
+            if Device(n).pci_bus_id() == wanted:
+                return n
+        raise ValueError(
+            f"no device has the PCI bus id {bus_id!r}: the {count} device(s) have "
+            f"{', '.join(Device(n).pci_bus_id() for n in range(count))}"
+        )
 
     @staticmethod
     def count() -> int:
@@ -99,9 +121,10 @@ class Device:
         return {device_attribute(n): v for n, v in device_attributes(self.ordinal).items() if n in known}
 
     def __getattr__(self, name: str) -> int:
-        # PyCUDA's spelling dev.MAX_THREADS_PER_BLOCK for dev.get_attribute(...).
-        if name.isupper() and name in device_attribute.__members__:
-            return self.get_attribute(device_attribute[name])
+        # PyCUDA's spellings dev.MAX_THREADS_PER_BLOCK and dev.max_threads_per_block for
+        # dev.get_attribute(...).
+        if (name.isupper() or name.islower()) and name.upper() in device_attribute.__members__:
+            return self.get_attribute(device_attribute[name.upper()])
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def can_access_peer(self, dev: Device) -> bool:
@@ -241,6 +264,33 @@ class Context:
     def set_cache_config(config: func_cache | int) -> None:
         """A preference (``func_cache``) the GPU may ignore; each kernel's own one wins."""
         cudaDeviceSetCacheConfig(int(func_cache(config))).check()
+
+    @staticmethod
+    def get_shared_config() -> shared_config:
+        """The shared-memory bank size (``shared_config``): always DEFAULT_BANK_SIZE, because
+        since CUDA 12 the driver no longer lets it be configured (see ``set_shared_config``)."""
+        Context.get_device()  # fails as the driver would when no device is usable
+        return shared_config.DEFAULT_BANK_SIZE
+
+    @staticmethod
+    def set_shared_config(config: shared_config | int) -> None:
+        """Accepts a ``shared_config`` value and changes nothing: CUDA 12 deprecated the bank
+        size setting and its driver ignores it (all current GPUs have fixed 4-byte banks)."""
+        try:
+            shared_config(config)
+        except ValueError as e:
+            raise ValueError(
+                f"{config!r} is not a shared_config: DEFAULT_BANK_SIZE (0), FOUR_BYTE_BANK_SIZE (1) or "
+                "EIGHT_BYTE_BANK_SIZE (2)"
+            ) from e
+
+    @staticmethod
+    def get_api_version() -> int:
+        """The current context's API version (``cuCtxGetApiVersion``): 3020 with CUDA 12 (the
+        context API has not changed since CUDA 3.2). Not the driver version: see get_driver_version."""
+        version, status = cuCtxGetApiVersion()
+        status.check()
+        return version
 
     # Static, as PyCUDA's: they act on the current context (``ctx.enable_peer_access(peer)``
     # with ``ctx`` current, or ``Context.enable_peer_access(peer)``).

@@ -17,6 +17,7 @@ __all__ = [
     "ipc_mem_flags",
     "jit_option",
     "limit",
+    "mem_attach_flags",
     "mem_host_register_flags",
     "shared_config",
 ]
@@ -247,6 +248,15 @@ class host_alloc_flags(enum.IntFlag):
     PORTABLE = 1
     DEVICEMAP = 2
     WRITECOMBINED = 4
+
+
+class mem_attach_flags(enum.IntEnum):
+    """``CU_MEM_ATTACH_*``, the ``mem_flags`` of ``managed_*`` and ``ManagedAllocation.attach``:
+    which streams may access managed memory (one value, not a combination)."""
+
+    GLOBAL = 1
+    HOST = 2
+    SINGLE = 4
 
 
 class mem_host_register_flags(enum.IntFlag):

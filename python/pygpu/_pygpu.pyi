@@ -2,7 +2,7 @@
 # Docstrings here are the API reference.
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, Protocol, SupportsIndex, TypeAlias, TypeVar, final
 
 import numpy as np
@@ -551,6 +551,13 @@ class Function:
         """Sets a settable function_attribute, e.g. MAX_DYNAMIC_SHARED_SIZE_BYTES."""
     def set_cache_config(self, config: int) -> None:
         """The preferred L1/shared split (a func_cache value); a hint."""
+    def set_shared_config(self, config: int) -> None:
+        """Accepts a shared_config value; CUDA 12's driver ignores bank sizes, so nothing changes."""
+    def prepared_timed_call(
+        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0
+    ) -> Callable[[], float]:
+        """Launches as prepared_call between two events; the callable returned waits for the
+        launch and gives its duration in seconds."""
     @property
     def num_regs(self) -> int: ...
     @property
@@ -767,3 +774,27 @@ class PooledHostAllocation:
 
 def bundled_kernel_sources() -> list[tuple[str, str]]:
     """(file name, contents) of every kernels/*.cu and kernels/*.h embedded at build time."""
+
+# --- managed memory (pygpu.driver.managed_*) -------------------------------------------
+
+def cuCtxGetApiVersion() -> tuple[int, cudaError]:
+    """(version, status): the current context's API version (cuCtxGetApiVersion)."""
+@final
+class ManagedAllocation:
+    """Managed memory (cuMemAllocManaged): one address for the host and kernels; the base of
+    the numpy arrays of pygpu.driver.managed_*. ``mem_flags`` is mem_attach_flags GLOBAL (1;
+    0 means GLOBAL) or HOST (2). Released with its last reference."""
+    def __new__(cls, nbytes: int, mem_flags: int = 1) -> Self: ...
+    def get_device_pointer(self) -> int: ...
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    def attach(self, mem_flags: int, stream: cudaStream_t | None = None) -> None:
+        """Which streams may access the memory: GLOBAL, HOST, or SINGLE (only ``stream``)."""
+    def free(self) -> None:
+        """Ends this object's use now; the memory goes with the last array viewing it."""
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...

@@ -2,7 +2,8 @@
 
 ``import pygpu.driver as cuda`` gives ``mem_alloc``, the ``memcpy_*``/``memset_*`` calls
 (and their ``_async`` forms), ``mem_get_info``, ``pagelocked_*``, ``Stream``, ``Event``,
-``Device``, ``Context`` and the ``In``/``Out``/``InOut`` argument wrappers.
+``Device``, ``Context``, managed memory (``managed_*``) and the ``In``/``Out``/``InOut``
+argument wrappers.
 
 Contexts are the devices' *primary* contexts (the CUDA runtime's, shared with CuPy,
 PyTorch and C++ code in the process): ``Context.push``/``pop`` switch the current device
@@ -29,9 +30,11 @@ from pygpu._driver_enums import (
     ipc_mem_flags,
     jit_option,
     limit,
+    mem_attach_flags,
     mem_host_register_flags,
     shared_config,
 )
+from pygpu._managed import managed_empty, managed_empty_like, managed_zeros, managed_zeros_like
 from pygpu._multi_device import memcpy_peer, memcpy_peer_async
 from pygpu._memcpy import Memcpy2D, Memcpy3D, mem_alloc_pitch, memset_d2d8, memset_d2d16, memset_d2d32
 from pygpu._pinned import (
@@ -52,6 +55,7 @@ from pygpu._pygpu import (
     Function,
     HostAllocation,
     LaunchError,
+    ManagedAllocation,
     Module,
     IPCMemoryHandle,
     RegisteredHostMemory,
@@ -104,6 +108,7 @@ __all__ = [
     "InOut",
     "LaunchError",
     "LogicError",
+    "ManagedAllocation",
     "Memcpy2D",
     "Memcpy3D",
     "MemoryError",
@@ -137,12 +142,17 @@ __all__ = [
     "jit_option",
     "limit",
     "make_multichannel_2d_array",
+    "managed_empty",
+    "managed_empty_like",
+    "managed_zeros",
+    "managed_zeros_like",
     "matrix_to_array",
     "matrix_to_texref",
     "mem_alloc",
     "mem_alloc_like",
     "mem_alloc_pitch",
     "mem_get_info",
+    "mem_attach_flags",
     "mem_get_ipc_handle",
     "mem_host_register_flags",
     "memcpy_atoa",

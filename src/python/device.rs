@@ -191,6 +191,13 @@ pub fn cuda_device_get_limit(limit: i32) -> PyResult<(usize, CudaStatus)> {
     Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
 }
 
+/// (version, status): the current context's API version (cuCtxGetApiVersion, 3020 on CUDA 12).
+#[pyfunction(name = "cuCtxGetApiVersion")]
+pub fn cu_ctx_get_api_version() -> PyResult<(u32, CudaStatus)> {
+    let result = backend()?.context_api_version();
+    Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
+}
+
 #[pyfunction(name = "cudaDeviceSetLimit")]
 pub fn cuda_device_set_limit(limit: i32, value: usize) -> PyResult<CudaStatus> {
     CudaStatus::from_result(&backend()?.context_set_limit(limit, value))

@@ -205,6 +205,9 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
         let data = cai.get_item("data")?;
         return data.get_item(0)?.extract::<u64>();
     }
+    if let Some(ptr) = super::managed::managed_array_pointer(obj)? {
+        return Ok(ptr);
+    }
     obj.extract::<u64>().map_err(|_| {
         PyTypeError::new_err(format!(
             "argument {index} ({}) is not a device pointer, an array with __cuda_array_interface__, or a numpy scalar",

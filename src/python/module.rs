@@ -5,14 +5,14 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 
 use super::kernel_args::{dims, give_back_args, pack_any, pack_prepared, take_args, unstage};
 use super::kernel_signature::{check_structs, parse_signature, ParamKind};
 use super::releasable::Releasable;
 use super::stream::{stream_arg, CudaStream};
 use crate::runtime::{
-    self, BackendKind, Context, Error, FunctionAttribute, KernelArgs, LaunchConfig, Stream, StreamHandle,
+    self, BackendKind, Context, Error, Event, FunctionAttribute, KernelArgs, LaunchConfig, Stream, StreamHandle,
 };
 
 /// A loaded code object: PTX, cubin or fatbin (CUDA), HSACO (HIP), a kernels shared
@@ -344,6 +344,51 @@ impl Function {
         shared_size: u32,
     ) -> PyResult<()> {
         self.call_prepared(py, grid, block, stream, args, shared_size)
+    }
+
+    /// Launches as `prepared_call` between two events on the default stream, and returns a
+    /// callable that waits for the launch and gives its duration in seconds (PyCUDA's
+    /// `prepared_timed_call`).
+    #[pyo3(signature = (grid, block, *args, shared_size = 0))]
+    fn prepared_timed_call<'py>(
+        &self,
+        py: Python<'py>,
+        grid: &Bound<'py, PyAny>,
+        block: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        shared_size: u32,
+    ) -> PyResult<Bound<'py, PyCFunction>> {
+        let ctx = self.function.context();
+        let (start, end) = (Event::new(ctx, 0)?, Event::new(ctx, 0)?);
+        start.record(StreamHandle::DEFAULT)?;
+        self.call_prepared(py, grid, block, None, args, shared_size)?;
+        end.record(StreamHandle::DEFAULT)?;
+        PyCFunction::new_closure(
+            py,
+            Some(c"prepared_timed_call_time"),
+            Some(c"Waits for the timed launch and returns its duration in seconds."),
+            move |args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>| -> PyResult<f64> {
+                let py = args.py();
+                // Without the GIL: the launch may still run, and host kernels need it for Ctrl-C.
+                let ms = py.detach(|| end.synchronize().and_then(|()| start.elapsed_ms(&end)))?;
+                Ok(f64::from(ms) * 1e-3)
+            },
+        )
+    }
+
+    /// PyCUDA's shared-memory bank size preference (a `shared_config` value). Since CUDA 12 the
+    /// driver ignores it (cuFuncSetSharedMemConfig is a no-op and deprecated), so it is checked
+    /// and accepted; nothing changes.
+    fn set_shared_config(&self, config: i32) -> PyResult<()> {
+        self.module.get().module()?;
+        if !(0..=2).contains(&config) {
+            return Err(Error::InvalidArgument(format!(
+                "{config} is not a shared_config: DEFAULT_BANK_SIZE (0), FOUR_BYTE_BANK_SIZE (1) or \
+                 EIGHT_BYTE_BANK_SIZE (2)"
+            ))
+            .into());
+        }
+        Ok(())
     }
 
     #[getter]

@@ -31,6 +31,7 @@ mod image;
 /// Lets a host-backend launch stop between blocks (Ctrl-C); see host::module.
 pub use host::module::run_interruptible;
 pub mod kernel;
+pub mod managed;
 pub mod memory;
 pub mod module;
 mod owned;
@@ -51,6 +52,7 @@ pub use handle::{
     CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
 };
 pub use kernel::{FunctionAttribute, KernelArgs, LaunchConfig};
+pub use managed::ManagedBuffer;
 pub use memory::{DeviceBuffer, MemsetValue, PinnedBuffer};
 pub use module::{Function, Module};
 pub use selection::{active_backend, backend, in_forked_child, set_backend};
@@ -356,6 +358,21 @@ pub trait Backend: Send + Sync {
     fn context_set_cache_config(&self, _config: i32) -> Result<()> {
         Err(self.unsupported("cache configurations"))
     }
+    /// The current context's API version (`cuCtxGetApiVersion`, e.g. 3020).
+    fn context_api_version(&self) -> Result<u32> {
+        Err(self.unsupported("context API versions"))
+    }
+    /// Managed (unified) memory on the current device (`cuMemAllocManaged`): one address valid
+    /// on the host and on the device, released by `free`. `flags` is CU_MEM_ATTACH_GLOBAL (1) or
+    /// CU_MEM_ATTACH_HOST (2); `bytes` is not 0.
+    fn malloc_managed(&self, _bytes: usize, _flags: u32) -> Result<DevicePtr> {
+        Err(self.unsupported("managed memory"))
+    }
+    /// Changes which streams may access the managed allocation at `ptr` (`cuStreamAttachMemAsync`,
+    /// stream-ordered); `bytes` is 0 or the whole allocation, `flags` one CU_MEM_ATTACH_* value.
+    fn stream_attach_mem(&self, _stream: StreamHandle, _ptr: DevicePtr, _bytes: usize, _flags: u32) -> Result<()> {
+        Err(self.unsupported("managed memory"))
+    }
     /// Whether `device` can address memory of `peer` directly (`cuDeviceCanAccessPeer`).
     fn device_can_access_peer(&self, _device: i32, _peer: i32) -> Result<bool> {
         Err(self.unsupported("peer access queries"))
@@ -464,6 +481,11 @@ pub const HOST_ALLOC_PORTABLE: u32 = 0x1;
 pub const HOST_ALLOC_DEVICEMAP: u32 = 0x2;
 pub const HOST_ALLOC_WRITECOMBINED: u32 = 0x4;
 pub const HOST_REGISTER_READ_ONLY: u32 = 0x8;
+/// `CUmemAttach_flags` of managed memory (the same numbers in HIP): any stream may access it,
+/// only the host, or only the stream it is attached to.
+pub const MEM_ATTACH_GLOBAL: u32 = 0x1;
+pub const MEM_ATTACH_HOST: u32 = 0x2;
+pub const MEM_ATTACH_SINGLE: u32 = 0x4;
 /// The highest `CUdevice_attribute` number of CUDA 12.8 (`CU_DEVICE_ATTRIBUTE_MAX` is 144).
 pub const DEVICE_ATTRIBUTE_MAX: i32 = 143;
 /// `CU_IPC_HANDLE_SIZE`: an interprocess handle's bytes (64 in CUDA and HIP).

@@ -440,6 +440,29 @@ impl Backend for CudaBackend {
         check(unsafe { (self.api.cuCtxSetLimit)(limit, value) })
     }
 
+    fn context_api_version(&self) -> Result<u32> {
+        self.ensure_context()?;
+        let mut version: c_uint = 0;
+        // SAFETY: valid out-pointer; a null context asks about the current one, which exists.
+        check(unsafe { (self.api.cuCtxGetApiVersion)(null_mut(), &mut version) })?;
+        Ok(version)
+    }
+
+    fn malloc_managed(&self, bytes: usize, flags: u32) -> Result<DevicePtr> {
+        self.ensure_context()?;
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; a context is current; the driver validates size and flags.
+        check(unsafe { (self.api.cuMemAllocManaged)(&mut ptr, bytes, flags) })?;
+        Ok(ptr)
+    }
+
+    fn stream_attach_mem(&self, s: StreamHandle, ptr: DevicePtr, bytes: usize, flags: u32) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the stream handle came from this backend; the driver validates the range
+        // (it must be managed memory) and the flags.
+        check(unsafe { (self.api.cuStreamAttachMemAsync)(s.0 as CUstream, ptr, bytes, flags) })
+    }
+
     fn context_get_cache_config(&self) -> Result<i32> {
         self.ensure_context()?;
         let mut config: c_int = 0;

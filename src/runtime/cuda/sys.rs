@@ -120,6 +120,9 @@ driver_api! {
     cuIpcGetEventHandle(*mut CUipcEventHandle, CUevent);
     cuIpcOpenEventHandle(*mut CUevent, CUipcEventHandle);
     cuPointerGetAttribute(*mut c_void, c_int, CUdeviceptr);
+    cuMemAllocManaged(*mut CUdeviceptr, usize, c_uint);
+    cuStreamAttachMemAsync(CUstream, CUdeviceptr, usize, c_uint);
+    cuCtxGetApiVersion(CUcontext, *mut c_uint);
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`: the device has stream-ordered pools.

@@ -463,6 +463,19 @@ impl Backend for HipBackend {
     // context_set_limit keeps the trait's "unsupported": hipDeviceSetLimit is missing from
     // ROCm 5.2's libamdhip64, which the hip feature links against.
 
+    fn malloc_managed(&self, bytes: usize, flags: u32) -> Result<DevicePtr> {
+        let mut ptr: *mut c_void = null_mut();
+        // SAFETY: valid out-pointer; the runtime validates size and flags.
+        check(unsafe { hipMallocManaged(&mut ptr, bytes, flags) })?;
+        Ok(ptr as usize as DevicePtr)
+    }
+
+    fn stream_attach_mem(&self, s: StreamHandle, ptr: DevicePtr, bytes: usize, flags: u32) -> Result<()> {
+        // SAFETY: the stream handle came from this backend; the runtime validates the range
+        // (managed memory) and the flags.
+        check(unsafe { hipStreamAttachMemAsync(s.0 as hipStream_t, ptr as usize as *mut c_void, bytes, flags) })
+    }
+
     fn context_get_cache_config(&self) -> Result<i32> {
         let mut config: c_int = 0;
         // SAFETY: valid out-pointer.

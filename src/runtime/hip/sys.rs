@@ -34,6 +34,8 @@ unsafe extern "C" {
     pub fn hipFree(ptr: *mut c_void) -> c_int;
     pub fn hipHostMalloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> c_int;
     pub fn hipHostFree(ptr: *mut c_void) -> c_int;
+    pub fn hipMallocManaged(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> c_int;
+    pub fn hipStreamAttachMemAsync(stream: hipStream_t, ptr: *mut c_void, bytes: usize, flags: c_uint) -> c_int;
     pub fn hipMemcpy(dst: *mut c_void, src: *const c_void, bytes: usize, kind: hipMemcpyKind) -> c_int;
     pub fn hipMemcpyAsync(
         dst: *mut c_void,

@@ -1,7 +1,7 @@
 //! `Backend` for `HostBackend`: each operation checked against the registry, then done on the CPU.
 
 use super::*;
-use crate::runtime::PeerCopy;
+use crate::runtime::{PeerCopy, MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE};
 
 impl Backend for HostBackend {
     fn kind(&self) -> BackendKind {
@@ -380,6 +380,33 @@ impl Backend for HostBackend {
         // Recorded and reported back, as a GPU does; host kernels take their stacks and heap
         // from the process, so the values do not constrain them.
         self.state().limits.insert(limit, value);
+        Ok(())
+    }
+
+    fn context_api_version(&self) -> Result<u32> {
+        // What CUDA 12 drivers report: the context API has not changed since CUDA 3.2.
+        Ok(3020)
+    }
+
+    fn malloc_managed(&self, bytes: usize, flags: u32) -> Result<DevicePtr> {
+        if bytes == 0 || (flags != MEM_ATTACH_GLOBAL && flags != MEM_ATTACH_HOST) {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        // Host and "device" share one memory here: managed memory is a plain allocation,
+        // in the registry like any other, so kernels and copies accept it.
+        self.cpu_malloc_pages(bytes)
+    }
+
+    fn stream_attach_mem(&self, stream: StreamHandle, ptr: DevicePtr, bytes: usize, flags: u32) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        let Some(&(size, _device)) = state.allocations.get(&ptr) else {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        };
+        if (bytes != 0 && bytes != size) || ![MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE].contains(&flags) {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        // One memory for every stream and the host: the association changes nothing here.
         Ok(())
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::runtime::{MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE};
 
 fn code<T: std::fmt::Debug>(r: Result<T>) -> i32 {
     r.expect_err("expected an error").code()
@@ -178,4 +179,31 @@ fn pitched_copies_move_rows_and_check_layouts() {
     assert!(copy.validate().is_err() && copy.end(&copy.dst).is_none());
     // SAFETY: dev is ours, freed once.
     unsafe { b.free(dev) }.expect("free");
+}
+
+#[test]
+fn managed_memory_is_a_registered_allocation() {
+    let b = HostBackend::new();
+    let (free0, _) = b.mem_get_info().expect("info");
+    assert_eq!(code(b.malloc_managed(64, 0)), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(code(b.malloc_managed(64, MEM_ATTACH_SINGLE)), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(code(b.malloc_managed(0, MEM_ATTACH_GLOBAL)), CUDA_ERROR_INVALID_VALUE);
+    let p = b.malloc_managed(64, MEM_ATTACH_HOST).expect("managed");
+    assert_eq!(b.mem_get_info().expect("info").0, free0 - 64);
+    let data = [3u8; 64];
+    // SAFETY: data is valid for 64 bytes; copies accept managed memory like any allocation.
+    unsafe { b.memcpy_htod(p, data.as_ptr(), 64, None) }.expect("in bounds");
+    let s = StreamHandle::DEFAULT;
+    for flags in [MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE] {
+        b.stream_attach_mem(s, p, 0, flags).expect("attach");
+    }
+    b.stream_attach_mem(s, p, 64, MEM_ATTACH_GLOBAL).expect("the whole allocation");
+    assert_eq!(code(b.stream_attach_mem(s, p, 32, MEM_ATTACH_GLOBAL)), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(code(b.stream_attach_mem(s, p + 8, 0, MEM_ATTACH_GLOBAL)), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(code(b.stream_attach_mem(s, p, 0, 3)), CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: ours, freed once.
+    unsafe { b.free(p) }.expect("free");
+    assert_eq!(b.mem_get_info().expect("info").0, free0);
+    assert_eq!(code(b.stream_attach_mem(s, p, 0, MEM_ATTACH_GLOBAL)), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(b.context_api_version().expect("version"), 3020);
 }
