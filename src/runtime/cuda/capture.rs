@@ -28,8 +28,9 @@ impl CudaBackend {
         let mut id: u64 = 0;
         // SAFETY: valid out-pointer of the attribute's type (unsigned long long); the driver
         // only looks the address up and fails for addresses it does not know.
-        let code =
-            unsafe { (self.api.cuPointerGetAttribute)((&mut id as *mut u64).cast(), CU_POINTER_ATTRIBUTE_BUFFER_ID, ptr) };
+        let code = unsafe {
+            (self.api.cuPointerGetAttribute)((&mut id as *mut u64).cast(), CU_POINTER_ATTRIBUTE_BUFFER_ID, ptr)
+        };
         (code == 0).then_some((ptr, id))
     }
 }
