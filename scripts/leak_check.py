@@ -58,6 +58,9 @@ def main() -> None:
         pygpu.from_dlpack(g)
         g.__dlpack__()  # never consumed: the capsule's deleter frees it
 
+    def device_properties(i: int) -> None:
+        pygpu.cudaDeviceProp(0)
+
     results = [
         measure(n, f)
         for n, f in [
@@ -66,6 +69,7 @@ def main() -> None:
             ("views", view),
             ("stream+event create/record/release", stream_event),
             ("CAI + DLPack export/consume", interop),
+            ("cudaDeviceProp(0)", device_properties),
         ]
     ]
     print(json.dumps({"backend": backend, "results": results}, indent=1))

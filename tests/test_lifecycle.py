@@ -117,3 +117,23 @@ def test_100k_array_and_interop_cycles_keep_memory_flat(backend: str) -> None:
     gc.collect()
     assert abs(pygpu.mem_get_info()[0] - free_before) <= 2 << 20
     assert rss_kib() - rss_before < 16 * 1024
+
+
+def test_20k_device_property_queries_keep_memory_flat() -> None:
+    """On CUDA, 10k cudaDeviceProp(0) once grew host RSS by ~94 MiB (driver queries per call);
+    the properties are now read once per device, and each object is freed with its last
+    reference."""
+    first = pygpu.cudaDeviceProp(0)
+    for _ in range(1000):  # warm-up
+        pygpu.cudaDeviceProp(0)
+    gc.collect()
+    rss_before = rss_kib()
+    for _ in range(20_000):
+        prop = pygpu.cudaDeviceProp(0)
+    assert (prop.name, prop.uuid, prop.totalGlobalMem, prop.compute_capability) == (
+        first.name,
+        first.uuid,
+        first.totalGlobalMem,
+        first.compute_capability,
+    )
+    assert rss_kib() - rss_before < 4 * 1024

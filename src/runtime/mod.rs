@@ -449,6 +449,12 @@ pub trait Backend: Send + Sync {
     fn span_is_device_memory(&self, _ptr: DevicePtr, _bytes: usize) -> Option<bool> {
         None
     }
+    /// An identity of the live allocation that holds `ptr`, which a later allocation at the
+    /// same address does not share (as far as the backend can tell); None where `ptr` lies in
+    /// no allocation the backend knows. Graphs compare it at replay (`GraphExec::launch`).
+    fn allocation_identity(&self, _ptr: DevicePtr) -> Option<(DevicePtr, u64)> {
+        None
+    }
 }
 
 /// The typed attribute for a `CUfunction_attribute` number the `function_attribute` call knows.

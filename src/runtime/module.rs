@@ -100,7 +100,7 @@ impl Function {
     /// `args` matches the kernel's parameters in number and layout, and any pointers in it
     /// are device memory the kernel may access.
     pub unsafe fn launch(&self, config: &LaunchConfig, stream: &Stream, args: &KernelArgs) -> Result<()> {
-        stream.keep_while_captured(&self.module);
+        stream.keep_while_captured(&self.module, args);
         // SAFETY: forwarded from this function's contract; the module is held by `self`.
         unsafe { self.launch_on(config, stream.handle(), args) }
     }

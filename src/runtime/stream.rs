@@ -1,21 +1,29 @@
 //! An owned stream. While it records a graph (stream capture) it collects the modules whose
-//! kernels were launched on it, so that the graph keeps their code loaded.
+//! kernels were launched on it, so that the graph keeps their code loaded, and the
+//! allocations their arguments point into, so that a replay can check they still exist.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::context::Context;
 use super::event::Event;
-use super::graph::Graph;
+use super::graph::{AllocationUse, Graph};
 use super::module::Module;
 use super::owned::Owned;
-use super::{DevicePtr, Error, Result, StreamHandle, STREAM_NON_BLOCKING};
+use super::{DevicePtr, Error, KernelArgs, Result, StreamHandle, STREAM_NON_BLOCKING};
 
 pub struct Stream {
     ctx: Arc<Context>,
     owned: Owned<StreamHandle>,
     flags: u32,
-    /// The modules launched from during a capture; None when not capturing.
-    captured: Mutex<Option<Vec<Arc<Module>>>>,
+    /// What the launches of a capture use; None when not capturing.
+    captured: Mutex<Option<Captured>>,
+}
+
+/// The modules and allocations that launches recorded into a graph use.
+#[derive(Default)]
+struct Captured {
+    modules: Vec<Arc<Module>>,
+    allocations: Vec<AllocationUse>,
 }
 
 impl Stream {
@@ -62,7 +70,7 @@ impl Stream {
         self.ctx.backend().memcpy_dtod(dst, src, bytes, Some(self.handle()))
     }
 
-    fn captured(&self) -> MutexGuard<'_, Option<Vec<Arc<Module>>>> {
+    fn captured(&self) -> MutexGuard<'_, Option<Captured>> {
         // Nothing that can panic runs under this lock; the Vec is whole either way.
         self.captured.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -71,7 +79,7 @@ impl Stream {
     pub fn begin_capture(&self) -> Result<()> {
         let mut captured = self.captured();
         self.ctx.backend().stream_begin_capture(self.handle())?;
-        *captured = Some(Vec::new());
+        *captured = Some(Captured::default());
         Ok(())
     }
 
@@ -79,18 +87,34 @@ impl Stream {
     pub fn end_capture(&self) -> Result<Graph> {
         let mut captured = self.captured();
         let handle = self.ctx.backend().stream_end_capture(self.handle())?;
-        Ok(Graph::new(&self.ctx, handle, captured.take().unwrap_or_default()))
+        let Captured { modules, allocations } = captured.take().unwrap_or_default();
+        Ok(Graph::new(&self.ctx, handle, modules, allocations))
     }
 
     pub fn is_capturing(&self) -> Result<bool> {
         self.ctx.backend().stream_is_capturing(self.handle())
     }
 
-    /// Called by a launch on this stream: a graph being recorded keeps `module` loaded.
-    pub(crate) fn keep_while_captured(&self, module: &Arc<Module>) {
-        if let Some(kept) = self.captured().as_mut() {
-            if !kept.iter().any(|m| Arc::ptr_eq(m, module)) {
-                kept.push(module.clone());
+    /// Called by a launch on this stream: a graph being recorded keeps `module` loaded and
+    /// notes the allocations that the pointer-sized arguments point into.
+    pub(crate) fn keep_while_captured(&self, module: &Arc<Module>, args: &KernelArgs) {
+        let mut captured = self.captured();
+        let Some(kept) = captured.as_mut() else { return };
+        if !kept.modules.iter().any(|m| Arc::ptr_eq(m, module)) {
+            kept.modules.push(module.clone());
+        }
+        let backend = self.ctx.backend();
+        for (value, size) in args.pointers().into_iter().zip(args.sizes()) {
+            if *size != std::mem::size_of::<DevicePtr>() {
+                continue;
+            }
+            // SAFETY: pointers() point at each argument's bytes inside `args`, here 8 of them.
+            let address = unsafe { std::ptr::read_unaligned(value as *const DevicePtr) };
+            if address == 0 || kept.allocations.iter().any(|u| u.address == address) {
+                continue;
+            }
+            if let Some(identity) = backend.allocation_identity(address) {
+                kept.allocations.push(AllocationUse { address, identity });
             }
         }
     }

@@ -184,6 +184,9 @@ class TransferMixin(ArrayFields):
             memcpy_htod(self._address(), staging, stream)
             stream.keep_while_captured(staging)
             return
+        # mem_alloc, not the pool: pooled blocks are ordered on the legacy default stream, which
+        # a capturing blocking stream must not meet (cudaErrorStreamCaptureImplicit); the CUDA
+        # backend allows this plain allocation during a capture (relaxed mode for that call).
         dense = _core.GPUArray(self.shape, self.dtype, allocator=mem_alloc)
         memcpy_htod(dense.ptr, staging, stream)
         copy_into(me, dense, stream)

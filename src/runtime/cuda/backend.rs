@@ -48,6 +48,10 @@ impl Backend for CudaBackend {
         self.cuda_device_properties(device)
     }
 
+    fn allocation_identity(&self, ptr: DevicePtr) -> Option<(DevicePtr, u64)> {
+        self.cuda_allocation_identity(ptr)
+    }
+
     fn mem_get_info(&self) -> Result<(usize, usize)> {
         self.ensure_context()?;
         let (mut free, mut total) = (0usize, 0usize);
@@ -63,7 +67,7 @@ impl Backend for CudaBackend {
         self.ensure_context()?;
         let mut ptr: CUdeviceptr = 0;
         // SAFETY: valid out-pointer; a context is current.
-        check(unsafe { (self.api.cuMemAlloc_v2)(&mut ptr, bytes) })?;
+        self.allocating_during_capture(|| check(unsafe { (self.api.cuMemAlloc_v2)(&mut ptr, bytes) }))?;
         Ok(ptr)
     }
 
@@ -81,7 +85,7 @@ impl Backend for CudaBackend {
         let mut ptr: *mut c_void = null_mut();
         // CU_MEMHOSTALLOC_PORTABLE: pinned for every context, as cudaMallocHost's memory is.
         // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.cuMemHostAlloc)(&mut ptr, bytes.max(1), 0x1) })?;
+        self.allocating_during_capture(|| check(unsafe { (self.api.cuMemHostAlloc)(&mut ptr, bytes.max(1), 0x1) }))?;
         Ok(ptr as *mut u8)
     }
 

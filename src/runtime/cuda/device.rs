@@ -3,8 +3,19 @@
 use super::*;
 
 impl CudaBackend {
+    /// The properties of `device`, asked of the driver on the first call only.
     pub(super) fn cuda_device_properties(&self, device: i32) -> Result<DeviceProperties> {
         check(self.init_status)?;
+        let slot = usize::try_from(device).ok().and_then(|d| self.properties.get(d));
+        if let Some(cached) = slot.and_then(OnceLock::get) {
+            return Ok(cached.clone());
+        }
+        let properties = self.read_device_properties(device)?;
+        // Two threads may both read; either's answer is the same.
+        Ok(slot.map_or(&properties, |s| s.get_or_init(|| properties.clone())).clone())
+    }
+
+    fn read_device_properties(&self, device: i32) -> Result<DeviceProperties> {
         let mut dev: CUdevice = 0;
         // SAFETY: valid out-pointer; the driver validates the ordinal.
         check(unsafe { (self.api.cuDeviceGet)(&mut dev, device) })?;

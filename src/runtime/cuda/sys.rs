@@ -123,6 +123,7 @@ driver_api! {
     cuMemAllocManaged(*mut CUdeviceptr, usize, c_uint);
     cuStreamAttachMemAsync(CUstream, CUdeviceptr, usize, c_uint);
     cuCtxGetApiVersion(CUcontext, *mut c_uint);
+    cuThreadExchangeStreamCaptureMode(*mut c_int);
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`: the device has stream-ordered pools.
@@ -135,6 +136,8 @@ pub(crate) const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
 /// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`: fails for pageable host memory (which the driver
 /// does not know), so copies can tell it from page-locked memory.
 pub(crate) const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
+/// `CU_POINTER_ATTRIBUTE_BUFFER_ID` (u64): unique to each allocation for the process's life.
+pub(crate) const CU_POINTER_ATTRIBUTE_BUFFER_ID: c_int = 7;
 
 /// JIT options of cuModuleLoadDataEx (CUjit_option).
 pub(crate) const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
@@ -142,7 +145,7 @@ pub(crate) const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 pub(crate) const JIT_LOG_BYTES: usize = 16 * 1024;
-/// Captures record work of this thread only; other threads' unsafe calls are not affected.
+/// No call of this thread is prohibited during a capture (cuThreadExchangeStreamCaptureMode).
 pub(crate) const CU_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 
 /// cuFuncGetParamInfo exists from CUDA 12.4 drivers on; older ones simply skip the check.

@@ -518,6 +518,22 @@ impl Backend for HostBackend {
     fn span_is_device_memory(&self, ptr: DevicePtr, bytes: usize) -> Option<bool> {
         Some(self.check_range(&self.state(), ptr, bytes.max(1)).is_ok())
     }
+
+    fn allocation_identity(&self, ptr: DevicePtr) -> Option<(DevicePtr, u64)> {
+        // A pooled block by its hand-out (an idle one is freed memory); other memory by start
+        // and size, as the host backend's own replay check compares them. The pool's lock
+        // comes before the registry's.
+        let cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.state();
+        let (&start, &(bytes, _)) = state.allocations.range(..=ptr).next_back()?;
+        if ptr >= start + bytes as u64 {
+            return None;
+        }
+        match cache.handout(start) {
+            Some(handout) => handout.map(|n| (start, n)),
+            None => Some((start, bytes as u64)),
+        }
+    }
 }
 
 /// The CUDA version whose runtime semantics the host backend follows: that of the bindings

@@ -22,6 +22,10 @@ pub(super) struct HostPool {
     live: HashMap<u64, (i32, usize)>,
     /// device -> bytes of its blocks, live and idle
     reserved: HashMap<i32, usize>,
+    /// block -> the number of its current hand-out (None while idle): a graph that captured a
+    /// launch on a block tells a later hand-out of the same block from the one it used.
+    handouts: HashMap<u64, Option<u64>>,
+    next_handout: u64,
 }
 
 impl HostPool {
@@ -29,6 +33,7 @@ impl HostPool {
     pub(super) fn take(&mut self, device: i32, class: usize) -> Option<u64> {
         let ptr = self.idle.get_mut(&(device, class))?.pop()?;
         self.live.insert(ptr, (device, class));
+        self.hand_out(ptr);
         Some(ptr)
     }
 
@@ -36,6 +41,18 @@ impl HostPool {
     pub(super) fn add_live(&mut self, ptr: u64, device: i32, class: usize) {
         self.live.insert(ptr, (device, class));
         *self.reserved.entry(device).or_default() += class;
+        self.hand_out(ptr);
+    }
+
+    fn hand_out(&mut self, ptr: u64) {
+        self.next_handout += 1;
+        self.handouts.insert(ptr, Some(self.next_handout));
+    }
+
+    /// For a pooled block: Some(its hand-out number), or Some(None) while it is idle; None
+    /// for memory that is no pooled block.
+    pub(super) fn handout(&self, ptr: u64) -> Option<Option<u64>> {
+        self.handouts.get(&ptr).copied()
     }
 
     /// Makes a live block idle; false if `ptr` is not a live pooled block.
@@ -43,6 +60,7 @@ impl HostPool {
         match self.live.remove(&ptr) {
             Some((device, class)) => {
                 self.idle.entry((device, class)).or_default().push(ptr);
+                self.handouts.insert(ptr, None);
                 true
             }
             None => false,
@@ -58,6 +76,9 @@ impl HostPool {
             }
             if let Some(held) = self.reserved.get_mut(d) {
                 *held -= *class * ptrs.len();
+            }
+            for ptr in ptrs.iter() {
+                self.handouts.remove(ptr);
             }
             blocks.append(ptrs);
             false

@@ -207,3 +207,27 @@ fn managed_memory_is_a_registered_allocation() {
     assert_eq!(code(b.stream_attach_mem(s, p, 0, MEM_ATTACH_GLOBAL)), CUDA_ERROR_INVALID_VALUE);
     assert_eq!(b.context_api_version().expect("version"), 3020);
 }
+
+#[test]
+fn allocation_identity_tells_a_later_hand_out_of_a_pooled_block() {
+    let b = HostBackend::new();
+    let plain = b.malloc(4096).expect("malloc");
+    assert_eq!(b.allocation_identity(plain + 100), Some((plain, 4096)));
+    assert_eq!(b.allocation_identity(plain + 4096), None);
+    let block = b.pool_malloc(1000, StreamHandle::DEFAULT).expect("pool");
+    let first = b.allocation_identity(block + 8).expect("live block");
+    // SAFETY: block came from pool_malloc and nothing uses it.
+    unsafe { b.pool_free(block, 0, StreamHandle::DEFAULT) }.expect("pool free");
+    assert_eq!(b.allocation_identity(block), None, "an idle block is freed memory");
+    let again = b.pool_malloc(1000, StreamHandle::DEFAULT).expect("pool");
+    assert_eq!(again, block, "the cache hands the same block back");
+    let second = b.allocation_identity(again).expect("live again");
+    assert_eq!(first.0, second.0);
+    assert_ne!(first, second, "another hand-out is another allocation");
+    // SAFETY: both are ours and freed once.
+    unsafe { b.pool_free(again, 0, StreamHandle::DEFAULT) }.expect("pool free");
+    // SAFETY: as above.
+    unsafe { b.free(plain) }.expect("free");
+    b.pool_trim(0).expect("trim");
+    assert_eq!(b.allocation_identity(block), None);
+}
