@@ -7,16 +7,42 @@ use crate::runtime::PeerCopy;
 impl CudaBackend {
     pub(super) fn cuda_enable_peer_access(&self, peer: i32, flags: u32) -> Result<()> {
         self.ensure_context()?;
+        let device = self.get_device()?;
+        if peer == device {
+            // As the runtime API answers (the driver's own code, 217, hides the cause).
+            return Err(Error::api(CUDA_ERROR_INVALID_DEVICE, BackendKind::Cuda));
+        }
         let peer_ctx = self.primary_context(peer)?;
         // SAFETY: a context is current and peer_ctx is a retained primary context.
-        check(unsafe { (self.api.cuCtxEnablePeerAccess)(peer_ctx, flags) })
+        check(unsafe { (self.api.cuCtxEnablePeerAccess)(peer_ctx, flags) })?;
+        // Context peer access covers cuMemAlloc memory only: GPUArrays come from the peer's
+        // stream-ordered pool, whose blocks this device may address only once the pool says so.
+        self.set_pool_access(peer, device, CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
     }
 
     pub(super) fn cuda_disable_peer_access(&self, peer: i32) -> Result<()> {
         self.ensure_context()?;
+        let device = self.get_device()?;
+        if peer == device {
+            return Err(Error::api(CUDA_ERROR_INVALID_DEVICE, BackendKind::Cuda));
+        }
         let peer_ctx = self.primary_context(peer)?;
         // SAFETY: a context is current and peer_ctx is a retained primary context.
-        check(unsafe { (self.api.cuCtxDisablePeerAccess)(peer_ctx) })
+        check(unsafe { (self.api.cuCtxDisablePeerAccess)(peer_ctx) })?;
+        self.set_pool_access(peer, device, CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE)
+    }
+
+    /// Lets `device` address blocks of `owner`'s default memory pool (or no longer).
+    fn set_pool_access(&self, owner: i32, device: i32, flags: CUmemAccess_flags) -> Result<()> {
+        let Some(pool) = self.memory_pool(owner)? else {
+            return Ok(()); // no pools (PYGPU_MEMORY_POOL=0, or a driver without them)
+        };
+        let desc = CUmemAccessDesc {
+            location: CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: device },
+            flags,
+        };
+        // SAFETY: pool is owner's default pool (alive with its context); one valid descriptor.
+        check(unsafe { (self.api.cuMemPoolSetAccess)(pool, &desc, 1) })
     }
 
     pub(super) fn cuda_memcpy_peer(&self, copy: &PeerCopy, s: Option<StreamHandle>) -> Result<()> {

@@ -6,7 +6,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub(crate) use cudarc::driver::sys::{
     CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUipcEventHandle,
-    CUipcMemHandle, CUmemoryPool, CUmemorytype, CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
+    CUipcMemHandle, CUmemAccessDesc, CUmemAccess_flags, CUmemLocation, CUmemLocationType, CUmemoryPool, CUmemorytype,
+    CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
 };
 use libloading::Library;
 
@@ -113,6 +114,7 @@ driver_api! {
     cuMemPoolSetAttribute(CUmemoryPool, c_int, *mut c_void);
     cuMemPoolGetAttribute(CUmemoryPool, c_int, *mut c_void);
     cuMemPoolTrimTo(CUmemoryPool, usize);
+    cuMemPoolSetAccess(CUmemoryPool, *const CUmemAccessDesc, usize);
     cuCtxEnablePeerAccess(CUcontext, c_uint);
     cuCtxDisablePeerAccess(CUcontext);
     cuMemcpyPeer(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, usize);
