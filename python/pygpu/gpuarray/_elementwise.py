@@ -52,16 +52,12 @@ _ZERO_SLOTS = _ZERO_SCALAR * _SCALAR_SLOTS
 ARGS_FORMAT = f"{_HEADER.size + _LAYOUT.size}s"
 
 _loops: dict[tuple[Any, ...], tuple[np.dtype[Any], ...]] = {}
-_prepared: dict[str, Function] = {}
 
 
 def kernel(source: str, name: str) -> Function:
-    """The bundled kernel ``name`` of kernels/<source>.cu, prepared for its struct argument
-    (``pygpu._bundled`` loads and caches the module)."""
-    f = _prepared.get(name)
-    if f is None:
-        f = _prepared[name] = _bundled.function(source, name).prepare(ARGS_FORMAT)
-    return f
+    """The bundled kernel ``name`` of kernels/<source>.cu on the current device, prepared for
+    its struct argument (``pygpu._bundled`` loads and caches the module per device)."""
+    return _bundled.function(source, name, ARGS_FORMAT)
 
 
 def weak_type(x: Any) -> Any:
