@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from pygpu.tools import Argument, ScalarArg, VectorArg, dtype_to_ctype
+from pygpu.tools import Argument, ScalarArg, VectorArg, context_dependent_memoize, dtype_to_ctype
 
 if TYPE_CHECKING:
     from pygpu._pygpu import Function
@@ -104,9 +104,6 @@ class LinearCombinationKernel:
         return self.function.prepared_timed_call(grid, block, *self._arguments(args), shared_size=shared_size)
 
 
-_cache: dict[tuple[Any, ...], tuple[LinearCombinationKernel, list[GPUScalarSlot]]] = {}
-
-
 def get_linear_combination_kernel(
     summand_descriptors: Any, dtype_z: Any
 ) -> tuple[LinearCombinationKernel, list[GPUScalarSlot]]:
@@ -114,12 +111,8 @@ def get_linear_combination_kernel(
     ``(is_gpu_scalar, scalar_dtype, vector_dtype)``; ``slots`` (PyCUDA's texture references)
     holds one :class:`GPUScalarSlot` per GPU-scalar summand, in order. Arithmetic follows C's
     promotions of the declared types, as PyCUDA's kernel; the result is converted to ``dtype_z``.
-    Kernels are cached per (descriptors, dtype_z, backend, device); each call of this function
-    returns the same kernel and slots for the same key, as PyCUDA's memoized one."""
-    import pygpu
-    from pygpu._pygpu import cudaGetDevice
-    from pygpu.elementwise import get_elwise_module
-
+    Memoized per device (``tools.context_dependent_memoize``), as PyCUDA's: the same
+    descriptors give the same kernel and slots."""
     descriptors = []
     for d in summand_descriptors:
         if not isinstance(d, (tuple, list)) or len(d) != 3:
@@ -127,11 +120,14 @@ def get_linear_combination_kernel(
         descriptors.append((bool(d[0]), np.dtype(d[1]), np.dtype(d[2])))
     if not descriptors:
         raise ValueError("get_linear_combination_kernel needs at least one summand")
-    z_dtype = np.dtype(dtype_z)
-    key = (tuple(descriptors), z_dtype, pygpu.backend(), cudaGetDevice()[0])
-    cached = _cache.get(key)
-    if cached is not None:
-        return cached
+    return _build(tuple(descriptors), np.dtype(dtype_z))
+
+
+@context_dependent_memoize
+def _build(
+    descriptors: tuple[tuple[bool, np.dtype[Any], np.dtype[Any]], ...], z_dtype: np.dtype[Any]
+) -> tuple[LinearCombinationKernel, list[GPUScalarSlot]]:
+    from pygpu.elementwise import get_elwise_module
 
     args: list[Argument] = []
     loop_prep: list[str] = []
@@ -158,6 +154,4 @@ def get_linear_combination_kernel(
     )
     function = module.get_function("linear_combination")
     function.prepare(["P" if isinstance(a, VectorArg) else a.dtype for a in args] + [np.int64])
-    result = (LinearCombinationKernel(function, slots, [d[0] for d in descriptors]), slots)
-    _cache[key] = result
-    return result
+    return LinearCombinationKernel(function, slots, [d[0] for d in descriptors]), slots
