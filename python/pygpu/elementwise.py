@@ -30,17 +30,21 @@ from pygpu._generated_kernel import (
     prepared_signature,
     type_prelude,
 )
+from pygpu._linear_combination import get_linear_combination_kernel
 from pygpu._multi_device import several_devices
 from pygpu._pygpu import Function
 from pygpu.gpuarray import GPUArray
-from pygpu.tools import Argument, VectorArg, parse_c_args
+from pygpu.tools import Argument, ScalarArg, VectorArg, parse_c_args
 
 __all__ = [
     "ElementwiseKernel",
+    "ScalarArg",
+    "VectorArg",
     "get_elwise_kernel",
     "get_elwise_kernel_and_types",
     "get_elwise_module",
     "get_elwise_range_module",
+    "get_linear_combination_kernel",
 ]
 
 _BLOCK = 256
@@ -53,15 +57,16 @@ def _kernel_source(
     arguments: list[Argument], operation: str, name: str, loop_prep: str, after_loop: str, use_range: bool
 ) -> str:
     params = ", ".join([a.declarator() for a in arguments])
-    sep = ", " if params else ""
     if use_range:
         extra = f"{INDEX_TYPE} start, {INDEX_TYPE} stop, {INDEX_TYPE} step"
         loop = "for (i = start + first * step; (step < 0) ? (i > stop) : (i < stop); i += threads * step)"
         kname = f"{name}_range"
     else:
-        extra = f"{INDEX_TYPE} n"
+        # PyCUDA's get_elwise_module takes the count among the arguments (a scalar named n).
+        extra = "" if any(a.name == "n" for a in arguments) else f"{INDEX_TYPE} n"
         loop = "for (i = first; i < n; i += threads)"
         kname = name
+    sep = ", " if params and extra else ""
     return f"""
 extern "C" __global__ void {kname}({params}{sep}{extra})
 {{
@@ -93,13 +98,15 @@ def _module_source(
     )
 
 
-def _arguments(arguments: str | list[Any]) -> list[Argument]:
+def _arguments(arguments: str | list[Any], count_declared: bool = False) -> list[Argument]:
     parsed = parse_c_args(arguments)
     names = [a.name for a in parsed]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"argument names must be unique: {', '.join(duplicates)} declared more than once")
     reserved = {"i", "n", "start", "stop", "step", "threads", "first"} & set(names)
+    if count_declared and any(a.name == "n" and not isinstance(a, VectorArg) for a in parsed):
+        reserved.discard("n")  # get_elwise_module: the caller passes the count, as PyCUDA's
     if reserved:
         raise ValueError(f"argument names {sorted(reserved)} are used by the generated loop: rename them")
     return parsed
@@ -118,7 +125,7 @@ def get_elwise_module(
     """The compiled module (a ``SourceModule``) holding kernel ``name`` and ``name_range``."""
     from pygpu.compiler import SourceModule
 
-    parsed = _arguments(arguments)
+    parsed = _arguments(arguments, count_declared=True)
     from pygpu._generated_kernel import _include_dirs
 
     return SourceModule(

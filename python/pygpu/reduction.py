@@ -96,7 +96,7 @@ extern "C" __global__ void {name}_stage2(const {out_type} *pygpu_partial, {out_t
 
 
 def _complex_neutral(dtype: np.dtype, neutral: str) -> str:
-    """pygpu's complex is an aggregate (no constructor from a number): "0" becomes 0 + 0i."""
+    """A numeric neutral of a complex reduction as an explicit complex value: "0" becomes 0 + 0i."""
     if dtype.kind != "c":
         return neutral
     try:

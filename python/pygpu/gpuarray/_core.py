@@ -25,6 +25,7 @@ from pygpu.gpuarray._arithmetic import ArithmeticMixin
 from pygpu.gpuarray._dtypes import check_dtype
 from pygpu.gpuarray._indexing import basic_index
 from pygpu.gpuarray._interop import InteropMixin
+from pygpu.gpuarray._launch_helpers import LaunchHelpersMixin
 from pygpu.gpuarray._reductions import ReductionMixin
 from pygpu.gpuarray._layout import (
     FLAGS_C,
@@ -125,7 +126,7 @@ def make(
     return a
 
 
-class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin):
+class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, LaunchHelpersMixin):
     """A typed n-dimensional array in device memory (pycuda.gpuarray.GPUArray).
 
     ``GPUArray(shape, dtype, allocator=None, base=None, gpudata=None, strides=None,

@@ -231,13 +231,16 @@ class TransferMixin(ArrayFields):
         check_devices((self,))
         shape, strides, itemsize = self.shape, self.strides, self.dtype.itemsize
         pattern = scalar.tobytes()
-        if is_dense(shape, strides, itemsize) and _memset_width(pattern) is not None:
+        if itemsize not in _COPY_WIDTHS and len(_fill_widths(me)) == 1:
+            _fill_by_parts(me, pattern, _fill_widths(me)[0], stream)
+        elif is_dense(shape, strides, itemsize) and _memset_width(pattern) is not None:
             self._order.before(stream)
             lo, _ = extent(shape, strides, itemsize)
             fill_bytes(self.ptr + lo, self.nbytes, pattern, stream)
             self._order.wrote(stream)
-        elif not _aligned(me):
-            # Misaligned views (a reinterpreted byte offset) cannot take the kernel's loads.
+        elif not _aligned(me) or itemsize not in _COPY_WIDTHS:
+            # Misaligned views (a reinterpreted byte offset) cannot take the kernel's loads; large
+            # structs have no copy kernel.
             self._order.before(stream)
             if stream is not None and stream.is_capturing:
                 self._set_captured(scalar, stream)
@@ -253,6 +256,12 @@ class TransferMixin(ArrayFields):
         dt = check_dtype(dtype)
         if dt == self.dtype:
             return self.copy(stream)
+        if dt.kind == "V" or self.dtype.kind == "V":
+            # PyCUDA's copy kernel (dest[i] = src[i]) does not compile for these either.
+            raise TypeError(
+                f"astype from {self.dtype} to {dt}: structs (pygpu.vec types) are copied, not converted; "
+                "convert on the host (ary.get().astype(...)) or write the conversion as an ElementwiseKernel"
+            )
         return _arithmetic.cast_to(cast("GPUArray", self), dt, stream)
 
 
@@ -310,6 +319,31 @@ def _aligned(a: GPUArray) -> bool:
     """Whether every element of ``a`` is aligned for the copy kernels' loads."""
     align = min(a.dtype.itemsize, 8)
     return a.ptr % align == 0 and all(s % align == 0 for s in a.strides)
+
+
+#: Element sizes that have a copy kernel (copy_x<bytes>); other structs fill by parts.
+_COPY_WIDTHS = (1, 2, 4, 8, 16)
+#: Most parts (launches) of a fill by parts; beyond it the fill is staged through the host.
+_MAX_FILL_PARTS = 8
+
+
+def _fill_widths(a: GPUArray) -> list[int]:
+    """[w]: the widest part (8, 4, 2 or 1 bytes) that divides the element size, the address and
+    every stride of ``a``, when ``itemsize / w`` parts are few enough; [] otherwise."""
+    for w in (8, 4, 2, 1):
+        if a.dtype.itemsize % w == 0 and a.ptr % w == 0 and all(s % w == 0 for s in a.strides):
+            return [w] if a.dtype.itemsize // w <= _MAX_FILL_PARTS else []
+    return []
+
+
+def _fill_by_parts(a: GPUArray, pattern: bytes, width: int, stream: Any) -> None:
+    """Fills elements of a size without a copy kernel (a 12-byte vec.float3, a 24-byte
+    double3) as ``itemsize / width`` interleaved arrays of ``width``-byte words, one fill each:
+    on the device (capturable in a graph) as every other fill."""
+    part = np.dtype(f"u{width}")
+    words = a._view(a._offset, (*a.shape, a.dtype.itemsize // width), (*a.strides, width), part)
+    for k, word in enumerate(np.frombuffer(pattern, part)):
+        words[..., k].fill(word, stream)
 
 
 def _memset_width(pattern: bytes) -> int | None:

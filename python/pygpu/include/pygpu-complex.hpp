@@ -3,8 +3,8 @@
 // host). The type is pygpu_types.h's pygpu::complex<R> (numpy's layout: re, im); this adds
 // what PyCUDA's header offers around it: real/imag/conj/norm/abs/arg, exp/log/sqrt/pow,
 // sin/cos/sinh/cosh/tanh, polar, operators mixing complex and real values, and compound
-// assignment. pygpu::complex is an aggregate without constructors (it is the bundled
-// kernels' element type): build values with pygpu::make_complex(re, im), not complex<R>(re, im).
+// assignment. PyCUDA's constructors (complex<R>(re, im), complex<R>(re), between precisions)
+// are pygpu_types.h's; pycuda-complex.hpp puts all of this under namespace pycuda too.
 #pragma once
 
 // C++ linkage: SourceModule wraps the source, #include lines and all, in extern "C" { }.

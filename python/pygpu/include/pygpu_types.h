@@ -113,9 +113,19 @@ PYGPU_FN half operator-(half a) { return half::from_bits((unsigned short)(a.bits
 // ------------------------------------------------------------------------------- complex
 
 // numpy's complex64/complex128 layout: real then imaginary, aligned as the real type.
+// PyCUDA's constructors: complex<double>(re, im), complex<double>(re), and conversions between
+// precisions (implicit both ways, as PyCUDA's). The default constructor stays trivial: the type
+// must remain usable in __shared__ arrays (reduction.py, scan.py), which CUDA allows only for
+// types without a constructor that does work. So `complex<R> z;` is uninitialized (PyCUDA's is
+// 0), while `complex<R>()` and `complex<R> z{}` value-initialize to 0 as PyCUDA's.
 template <class R>
 struct complex {
   R re, im;
+
+  complex() = default;
+  PYGPU_FN complex(R real, R imag = R(0)) : re(real), im(imag) {}
+  template <class S>
+  PYGPU_FN complex(const complex<S>& other) : re((R)other.re), im((R)other.im) {}
 };
 typedef complex<float> complex64;
 typedef complex<double> complex128;
