@@ -48,7 +48,8 @@ for arch in "${arches[@]}"; do
         trap 'mv "$aside"/lib*.so python/pygpu/kernels/ 2>/dev/null || true' EXIT
     fi
     say "maturin build --zig, $arch, manylinux_2_28 (a few minutes) ..."
-    maturin build --release --quiet --zig --compatibility manylinux_2_28 --target "$arch-unknown-linux-gnu" \
+    # Deflate at level 9 (pip reads any level): issue 12 caps the wheel at 5 MB and the kernels fill most of it.
+    maturin build --release --quiet --zig --compatibility manylinux_2_28 --compression-level 9 --target "$arch-unknown-linux-gnu" \
         --out wheels >"$log" 2>&1 || { tail -n 40 "$log" >&2; say "maturin failed (above: the end of its output)"; exit 1; }
     if [ -n "$aside" ]; then
         mv "$aside"/lib*.so python/pygpu/kernels/
