@@ -5,9 +5,12 @@ machine's script (scripts/gpu_run.sh) runs the whole suite again with PYGPU_BACK
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
 import textwrap
+import time
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -82,3 +85,17 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 60
         text=True,
         timeout=timeout,
     )
+
+
+def receive_from(results: Any, process: Any, timeout: float) -> Any:
+    """The answer of another process on queue `results`; fails at once if `process` died first
+    (no wait for the timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return results.get(timeout=0.5)
+        except queue.Empty:
+            if not process.is_alive():
+                raise AssertionError(f"the other process exited ({process.exitcode}) without answering") from None
+            if time.monotonic() > deadline:
+                raise

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import queue
 import re
 import subprocess
 import sys
-import time
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import receive_from
 
 import pygpu
 import pygpu.driver as cuda
@@ -31,19 +30,6 @@ two_devices = pytest.mark.skipif(N_DEVICES < 2, reason=f"needs 2 devices, this p
 # parent's devices), which imports this module by name from the parent's sys.path.
 spawn = multiprocessing.get_context("spawn")
 IPC_TIMEOUT = 60
-
-
-def _receive(results: Any, process: Any) -> Any:
-    """The other process's answer; fails at once if it died first (no wait for the timeout)."""
-    deadline = time.monotonic() + IPC_TIMEOUT
-    while True:
-        try:
-            return results.get(timeout=0.5)
-        except queue.Empty:
-            if not process.is_alive():
-                raise AssertionError(f"the other process exited ({process.exitcode}) without answering") from None
-            if time.monotonic() > deadline:
-                raise
 
 
 def test_two_host_devices(backend: str) -> None:
@@ -264,7 +250,7 @@ def test_another_process_reads_and_writes_the_same_device_memory() -> None:
     reader = spawn.Process(target=_reader, args=(handle, event.ipc_handle(), n, results))
     reader.start()
     try:
-        seen = _receive(results, reader)
+        seen = receive_from(results, reader, IPC_TIMEOUT)
     finally:
         reader.join(IPC_TIMEOUT)
     assert reader.exitcode == 0
@@ -292,7 +278,7 @@ def test_a_handle_of_freed_memory_is_refused_in_the_other_process(backend: str) 
     other = spawn.Process(target=_open_and_report, args=(handle, results))
     other.start()
     try:
-        answer = _receive(results, other)
+        answer = receive_from(results, other, IPC_TIMEOUT)
     finally:
         other.join(IPC_TIMEOUT)
     assert "exited or freed the allocation" in answer

@@ -6,13 +6,12 @@ backend-independent multi-device tests (test_multi_device.py) run on two GPUs as
 from __future__ import annotations
 
 import multiprocessing
-import queue
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import receive_from
 
 import pygpu
 import pygpu.driver as cuda
@@ -24,19 +23,6 @@ pytestmark = pytest.mark.gpu
 
 spawn = multiprocessing.get_context("spawn")
 IPC_TIMEOUT = 120
-
-
-def _receive(results: Any, process: Any) -> Any:
-    """The other process's answer; fails at once if it died first (no wait for the timeout)."""
-    deadline = time.monotonic() + IPC_TIMEOUT
-    while True:
-        try:
-            return results.get(timeout=0.5)
-        except queue.Empty:
-            if not process.is_alive():
-                raise AssertionError(f"the other process exited ({process.exitcode}) without answering") from None
-            if time.monotonic() > deadline:
-                raise
 
 
 @pytest.fixture
@@ -170,7 +156,7 @@ def test_ipc_between_processes_on_different_gpus() -> None:
     reader = spawn.Process(target=_gpu_reader, args=(handle, event_handle, n, results))
     reader.start()
     try:
-        seen_sum, reader_event = _receive(results, reader)
+        seen_sum, reader_event = receive_from(results, reader, IPC_TIMEOUT)
         # The reader's event is of its device 0: waited for on a stream of device 0 here.
         cuda.Stream().wait_for_event(cuda.Event.from_ipc_handle(reader_event))
         cuda.Context.synchronize()
