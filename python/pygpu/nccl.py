@@ -1,6 +1,6 @@
 """NCCL collectives on device arrays: a thin layer over libnccl loaded at run time
 (``_nccl_library``: the nvidia-nccl-cu13/-cu12 wheels or the system's; a clear
-``NcclUnavailableError`` when absent).
+``NcclUnavailableError`` when absent), and the same API over MPI on the host backend.
 
 A communicator joins ``nranks`` ranks, each on one device, from a unique id that rank 0
 makes with ``get_unique_id()`` and shares (through mpi4py's ``bcast``, a pipe, ...)::
@@ -11,25 +11,32 @@ makes with ``get_unique_id()`` and shares (through mpi4py's ``bcast``, a pipe, .
         comm.all_reduce(x, x)            # in place, sum
 
 Buffers are GPUArrays, or anything with ``__cuda_array_interface__`` or ``__dlpack__`` (CuPy,
-PyTorch, ...), contiguous, on the communicator's device. Calls are queued on ``stream`` (a
-pygpu stream of that device; None: the legacy default stream) and return at once, as NCCL's
+PyTorch, ...), contiguous, on the communicator's device. On cuda, calls are queued on ``stream``
+(a pygpu stream of that device; None: the legacy default stream) and return at once, as NCCL's
 do; pygpu's stream ordering of GPUArrays is kept. Several communicators driven from one
 thread (one process, several devices) need their calls inside ``with nccl.group():``.
-Only the cuda backend has NCCL; the host backend's path over MPI is not implemented yet.
+``Communicator.synchronize(stream, timeout)`` waits for a stream's collectives and aborts the
+communicator instead of hanging when another rank never takes part.
+
+On the host backend (``_nccl_mpi``) the processes are the ranks of an MPI job (mpi4py; every
+process of ``MPI.COMM_WORLD`` creates its communicator at the same time), the calls complete
+before they return (or at the end of their group), ranks that make different calls get a
+``ValueError``, and a call that waits longer than the communicator's ``timeout`` raises
+``NcclError``. ``init_all`` (one process driving several devices) is cuda only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 import pygpu
+from pygpu import _nccl_cuda, _nccl_mpi
 from pygpu._contexts import Device
-from pygpu._nccl_library import NcclError, NcclUnavailableError, UniqueIdStruct, UNIQUE_ID_BYTES, library
+from pygpu._nccl_library import UNIQUE_ID_BYTES, NcclError, NcclUnavailableError, library
 from pygpu.gpuarray import GPUArray, from_dlpack
 
 __all__ = [
@@ -44,54 +51,40 @@ __all__ = [
     "init_all",
 ]
 
-# ncclDataType_t and ncclRedOp_t.
-_DTYPES = {
-    np.dtype(np.int8): 0,
-    np.dtype(np.uint8): 1,
-    np.dtype(np.int32): 2,
-    np.dtype(np.uint32): 3,
-    np.dtype(np.int64): 4,
-    np.dtype(np.uint64): 5,
-    np.dtype(np.float16): 6,
-    np.dtype(np.float32): 7,
-    np.dtype(np.float64): 8,
-}
-_COMPLEX_PARTS = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
-_OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "avg": 4}
-_UINT8 = 1
+_OPS = ("sum", "prod", "max", "min", "avg")
+_COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 
 
-def _check(code: int, comm: Any = None) -> None:
-    if code == 0:
-        return
-    lib = library()
-    text = (lib.ncclGetErrorString(code) or b"").decode(errors="replace")
-    detail = ""
-    if hasattr(lib, "ncclGetLastError"):
-        detail = (lib.ncclGetLastError(comm) or b"").decode(errors="replace")
-    raise NcclError(code, f"NCCL error {code}: {text}" + (f" ({detail})" if detail else ""))
+def _on_host() -> bool:
+    """True on the host backend (collectives over MPI); an error on the backends without either."""
+    backend = pygpu.backend()
+    if backend not in ("cuda", "host"):
+        raise NcclUnavailableError(
+            f"pygpu.nccl runs on the cuda backend (NCCL) and the host backend (MPI), not {backend}"
+        )
+    return backend == "host"
 
 
 def get_version() -> int:
-    """NCCL's version code, e.g. 22809 for 2.28.9."""
+    """NCCL's version code, e.g. 22809 for 2.28.9 (needs libnccl, on any backend)."""
+    import ctypes
+
     version = ctypes.c_int()
-    _check(library().ncclGetVersion(ctypes.byref(version)))
+    _nccl_cuda.check(library().ncclGetVersion(ctypes.byref(version)))
     return version.value
 
 
 def get_unique_id() -> bytes:
     """A new communicator id (128 bytes) for rank 0 to share with the other ranks."""
-    uid = UniqueIdStruct()
-    _check(library().ncclGetUniqueId(ctypes.byref(uid)))
-    return bytes(uid)  # all 128 bytes (the char array field would stop at the first NUL)
+    return _nccl_mpi.unique_id(UNIQUE_ID_BYTES) if _on_host() else _nccl_cuda.unique_id()
 
 
 def group_start() -> None:
-    _check(library().ncclGroupStart())
+    (_nccl_mpi.group_start if _on_host() else _nccl_cuda.group_start)()
 
 
 def group_end() -> None:
-    _check(library().ncclGroupEnd())
+    (_nccl_mpi.group_end if _on_host() else _nccl_cuda.group_end)()
 
 
 @contextlib.contextmanager
@@ -105,24 +98,19 @@ def group() -> Iterator[None]:
         group_end()
 
 
-def _need_cuda() -> None:
-    if pygpu.backend() != "cuda":
-        raise NcclUnavailableError(
-            f"pygpu.nccl runs on the cuda backend; the {pygpu.backend()} backend has no NCCL "
-            "(its path over MPI is not implemented yet)"
-        )
-
-
 def init_all(devices: Sequence[int | Device]) -> list[Communicator]:
-    """One communicator per device of this process, ranks in the order given (ncclCommInitAll)."""
-    _need_cuda()
+    """One communicator per device of this process, ranks in the order given (ncclCommInitAll;
+    cuda only: on the host backend, ranks are MPI processes)."""
+    if _on_host():
+        raise NcclUnavailableError(
+            "nccl.init_all drives several devices from one process, which needs the cuda backend's NCCL; "
+            "on the host backend, start one MPI process per rank (mpiexec -n N) and use Communicator"
+        )
     ordinals = [d.ordinal if isinstance(d, Device) else int(d) for d in devices]
     for d in ordinals:
         Device(d)
-    handles = (ctypes.c_void_p * len(ordinals))()
-    devlist = (ctypes.c_int * len(ordinals))(*ordinals)
-    _check(library().ncclCommInitAll(handles, len(ordinals), devlist))
-    return [Communicator._wrap(h, d) for h, d in zip(handles, ordinals)]
+    engines = _nccl_cuda.NcclEngine.init_all(ordinals)
+    return [Communicator._wrap(e, d) for e, d in zip(engines, ordinals)]
 
 
 class _Buffer:
@@ -167,183 +155,22 @@ class _Buffer:
         self.array = None
         self.ptr, self.count, self.dtype, self.device = int(cai["data"][0]), count, dtype, None
 
+    def host_view(self) -> np.ndarray[Any, Any]:
+        """The buffer as a flat numpy array over its memory (host backend: device memory is
+        host memory). Waits for pending writes to it first."""
+        assert self.array is not None  # the host backend has no CUDA Array Interface
+        return np.asarray(self.array).reshape(-1, order="A")
 
-def _typed(buffer: _Buffer, op: str | None, what: str) -> tuple[int, int]:
-    """(count, ncclDataType_t) for a reduction ``op``, or for moving bytes when ``op`` is None."""
-    if op is None:
-        if buffer.dtype in _DTYPES:
-            return buffer.count, _DTYPES[buffer.dtype]
-        return buffer.count * buffer.dtype.itemsize, _UINT8
-    part = _COMPLEX_PARTS.get(buffer.dtype)
-    if part is not None:
+
+def _reducible(dtype: np.dtype[Any], op: str, what: str) -> None:
+    if op not in _OPS:
+        raise ValueError(f"op must be one of {', '.join(_OPS)}, not {op!r}")
+    if dtype in _COMPLEX:
         if op not in ("sum", "avg"):
             raise TypeError(f"{what}: {op} of complex numbers is not defined; sum and avg are")
-        return buffer.count * 2, _DTYPES[part]
-    if buffer.dtype not in _DTYPES:
-        names = ", ".join(str(d) for d in _DTYPES)
-        raise TypeError(f"{what}: NCCL reduces {names} (and complex sums), not {buffer.dtype}")
-    return buffer.count, _DTYPES[buffer.dtype]
-
-
-def _op_code(op: str) -> int:
-    try:
-        return _OPS[op]
-    except KeyError:
-        raise ValueError(f"op must be one of {', '.join(_OPS)}, not {op!r}") from None
-
-
-class Communicator:
-    """Rank ``rank`` of ``nranks`` on the current device (or ``device``), from ``uid``
-    (``get_unique_id()`` of rank 0). Blocks until every rank has joined. ``close()`` (or
-    garbage collection) destroys it; ``abort()`` ends it without waiting for the others."""
-
-    def __init__(self, nranks: int, uid: bytes, rank: int, device: int | Device | None = None) -> None:
-        _need_cuda()
-        if not isinstance(uid, (bytes, bytearray)) or len(uid) != UNIQUE_ID_BYTES:
-            raise ValueError(f"uid is the {UNIQUE_ID_BYTES} bytes of get_unique_id(), not {uid!r:.40}")
-        if not 0 <= rank < nranks:
-            raise ValueError(f"rank {rank} is not one of the {nranks} ranks")
-        ordinal = pygpu.cudaGetDevice()[0] if device is None else Device(int(device)).ordinal
-        struct = UniqueIdStruct.from_buffer_copy(bytes(uid))
-        handle = ctypes.c_void_p()
-        with Device(ordinal):
-            _check(library().ncclCommInitRank(ctypes.byref(handle), nranks, struct, rank))
-        self._handle: int | None = handle.value
-        self.device = ordinal
-
-    @classmethod
-    def _wrap(cls, handle: Any, device: int) -> Communicator:
-        comm: Communicator = cls.__new__(cls)
-        comm._handle = handle if isinstance(handle, int) else ctypes.c_void_p(handle).value
-        comm.device = device
-        return comm
-
-    def _live(self) -> int:
-        if self._handle is None:
-            raise ValueError("this Communicator was closed and can no longer be used")
-        return self._handle
-
-    def _query(self, fn: Any) -> int:
-        value = ctypes.c_int()
-        _check(fn(self._live(), ctypes.byref(value)), self._handle)
-        return value.value
-
-    @property
-    def rank(self) -> int:
-        return self._query(library().ncclCommUserRank)
-
-    @property
-    def nranks(self) -> int:
-        return self._query(library().ncclCommCount)
-
-    def close(self) -> None:
-        """Destroys the communicator (after its queued work); idempotent."""
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle is not None:
-            _check(library().ncclCommDestroy(handle))
-
-    def abort(self) -> None:
-        """Ends the communicator at once, abandoning its queued work (after a rank died)."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            _check(library().ncclCommAbort(handle))
-
-    def __del__(self) -> None:
-        handle = getattr(self, "_handle", None)
-        if handle is not None:
-            with contextlib.suppress(Exception):  # a destructor never raises
-                library().ncclCommDestroy(handle)
-
-    def __repr__(self) -> str:
-        state = " (closed)" if self._handle is None else ""
-        return f"<pygpu.nccl.Communicator on device {self.device}{state}>"
-
-    # ------------------------------------------------------------------ calls
-
-    def _stream(self, stream: Any) -> int:
-        if stream is None:
-            return 0
-        if getattr(stream, "device", self.device) != self.device:
-            raise ValueError(f"the stream is of device {stream.device}, the communicator's device is {self.device}")
-        return int(stream.handle) if hasattr(stream, "handle") else int(stream)
-
-    def _buffers(self, stream: Any, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> int:
-        self._live()
-        for b in (*reads, *writes):
-            if b.device is not None and b.device != self.device:
-                raise ValueError(
-                    f"a buffer is on device {b.device}, but this communicator runs on device {self.device}"
-                )
-        for b in (*reads, *writes):
-            if b.array is not None:
-                b.array._order.before(stream)
-        return self._stream(stream)
-
-    def _issue(self, call: Any, stream: Any, writes: Sequence[_Buffer], *args: Any) -> None:
-        with Device(self.device):
-            _check(call(*args), self._handle)
-        for b in writes:
-            if b.array is not None:
-                b.array._order.wrote(stream)
-
-    def all_reduce(self, sendbuf: Any, recvbuf: Any, op: str = "sum", stream: Any = None) -> None:
-        """recvbuf = op over the ranks of sendbuf (the same size everywhere; may be one buffer)."""
-        code = _op_code(op)
-        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
-        count, dtype = _typed(send, op, "all_reduce")
-        _same(send, recv, 1, "all_reduce: recvbuf must match sendbuf")
-        s = self._buffers(stream, [send], [recv])
-        self._issue(library().ncclAllReduce, stream, [recv], send.ptr, recv.ptr, count, dtype, code, self._live(), s)
-
-    def broadcast(self, sendbuf: Any, recvbuf: Any, root: int = 0, stream: Any = None) -> None:
-        """recvbuf = root's sendbuf on every rank (sendbuf matters only on root)."""
-        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
-        _same(send, recv, 1, "broadcast: recvbuf must match sendbuf")
-        count, dtype = _typed(recv, None, "broadcast")
-        s = self._buffers(stream, [send], [recv])
-        self._issue(library().ncclBroadcast, stream, [recv], send.ptr, recv.ptr, count, dtype, root, self._live(), s)
-
-    def reduce(self, sendbuf: Any, recvbuf: Any, op: str = "sum", root: int = 0, stream: Any = None) -> None:
-        """recvbuf on root = op over the ranks of sendbuf."""
-        code = _op_code(op)
-        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
-        count, dtype = _typed(send, op, "reduce")
-        _same(send, recv, 1, "reduce: recvbuf must match sendbuf")
-        s = self._buffers(stream, [send], [recv])
-        args = (send.ptr, recv.ptr, count, dtype, code, root, self._live(), s)
-        self._issue(library().ncclReduce, stream, [recv], *args)
-
-    def all_gather(self, sendbuf: Any, recvbuf: Any, stream: Any = None) -> None:
-        """recvbuf = every rank's sendbuf, in rank order (recvbuf holds nranks times sendbuf)."""
-        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
-        _same(recv, send, self.nranks, "all_gather: recvbuf must hold nranks times sendbuf")
-        count, dtype = _typed(send, None, "all_gather")
-        s = self._buffers(stream, [send], [recv])
-        self._issue(library().ncclAllGather, stream, [recv], send.ptr, recv.ptr, count, dtype, self._live(), s)
-
-    def reduce_scatter(self, sendbuf: Any, recvbuf: Any, op: str = "sum", stream: Any = None) -> None:
-        """recvbuf = this rank's block of op over the ranks of sendbuf (nranks blocks of recvbuf's size)."""
-        code = _op_code(op)
-        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
-        _same(send, recv, self.nranks, "reduce_scatter: sendbuf must hold nranks times recvbuf")
-        count, dtype = _typed(recv, op, "reduce_scatter")
-        s = self._buffers(stream, [send], [recv])
-        args = (send.ptr, recv.ptr, count, dtype, code, self._live(), s)
-        self._issue(library().ncclReduceScatter, stream, [recv], *args)
-
-    def send(self, buf: Any, peer: int, stream: Any = None) -> None:
-        """Sends buf to rank ``peer``, which receives it with recv (pair them inside group())."""
-        b = _Buffer(buf, "buf")
-        count, dtype = _typed(b, None, "send")
-        s = self._buffers(stream, [b], [])
-        self._issue(library().ncclSend, stream, [], b.ptr, count, dtype, peer, self._live(), s)
-
-    def recv(self, buf: Any, peer: int, stream: Any = None) -> None:
-        """Receives into buf what rank ``peer`` sends."""
-        b = _Buffer(buf, "buf")
-        count, dtype = _typed(b, None, "recv")
-        s = self._buffers(stream, [], [b])
-        self._issue(library().ncclRecv, stream, [b], b.ptr, count, dtype, peer, self._live(), s)
+    elif dtype not in _nccl_cuda.DTYPES:
+        names = ", ".join(str(d) for d in _nccl_cuda.DTYPES)
+        raise TypeError(f"{what}: NCCL reduces {names} (and complex sums), not {dtype}")
 
 
 def _same(big: _Buffer, small: _Buffer, times: int, what: str) -> None:
@@ -352,3 +179,171 @@ def _same(big: _Buffer, small: _Buffer, times: int, what: str) -> None:
             f"{what} ({big.count} and {small.count} elements of {big.dtype} and {small.dtype}): buffers of "
             "mismatched sizes would make NCCL read or write past them"
         )
+
+
+class Communicator:
+    """Rank ``rank`` of ``nranks`` on the current device (or ``device``), from ``uid``
+    (``get_unique_id()`` of rank 0). Blocks until every rank has joined. ``close()`` (or
+    garbage collection) destroys it; ``abort()`` ends it without waiting for the others.
+    ``timeout`` (seconds; default ``PYGPU_NCCL_TIMEOUT`` or 600) bounds ``synchronize()`` and,
+    on the host backend, every call."""
+
+    def __init__(
+        self, nranks: int, uid: bytes, rank: int, device: int | Device | None = None, *, timeout: float | None = None
+    ) -> None:
+        on_host = _on_host()
+        if not isinstance(uid, (bytes, bytearray)) or len(uid) != UNIQUE_ID_BYTES:
+            raise ValueError(f"uid is the {UNIQUE_ID_BYTES} bytes of get_unique_id(), not {uid!r:.40}")
+        if not 0 <= rank < nranks:
+            raise ValueError(f"rank {rank} is not one of the {nranks} ranks")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout is a number of seconds > 0, not {timeout!r}")
+        self.timeout = _nccl_mpi.DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        ordinal = pygpu.cudaGetDevice()[0] if device is None else Device(int(device)).ordinal
+        engine: Any
+        with Device(ordinal):
+            if on_host:
+                engine = _nccl_mpi.MpiEngine(nranks, bytes(uid), rank, self.timeout)
+            else:
+                engine = _nccl_cuda.NcclEngine.init_rank(nranks, bytes(uid), rank)
+        self._engine: Any = engine
+        self.device = ordinal
+
+    @classmethod
+    def _wrap(cls, engine: Any, device: int) -> Communicator:
+        comm: Communicator = cls.__new__(cls)
+        comm._engine, comm.device, comm.timeout = engine, device, _nccl_mpi.DEFAULT_TIMEOUT
+        return comm
+
+    def _live(self) -> Any:
+        if self._engine is None:
+            raise ValueError("this Communicator was closed and can no longer be used")
+        return self._engine
+
+    @property
+    def rank(self) -> int:
+        return int(self._live().rank)
+
+    @property
+    def nranks(self) -> int:
+        return int(self._live().nranks)
+
+    def close(self) -> None:
+        """Destroys the communicator (after its queued work); idempotent."""
+        engine, self._engine = getattr(self, "_engine", None), None
+        if engine is not None:
+            engine.close()
+
+    def abort(self) -> None:
+        """Ends the communicator at once, abandoning its queued work (after a rank died)."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.abort()
+
+    def __del__(self) -> None:
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine.release()  # never raises
+
+    def __repr__(self) -> str:
+        state = " (closed)" if self._engine is None else ""
+        return f"<pygpu.nccl.Communicator on device {self.device}{state}>"
+
+    def synchronize(self, stream: Any = None, timeout: float | None = None) -> None:
+        """Waits until the work queued on ``stream`` (None: the legacy default stream) is done.
+        Past ``timeout`` seconds (default: the communicator's), or when NCCL reports an error,
+        aborts the communicator and raises ``NcclError``: a rank that died or made another call
+        cannot make this one hang."""
+        self._live().wait(stream, self.timeout if timeout is None else float(timeout))
+
+    # ------------------------------------------------------------------ calls
+
+    @contextlib.contextmanager
+    def _call(self, stream: Any, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> Iterator[tuple[Any, Any]]:
+        """Checks the buffers' device, orders the call after their pending writes and records
+        its writes; yields (engine, the stream's handle)."""
+        engine = self._live()
+        for b in (*reads, *writes):
+            if b.device is not None and b.device != self.device:
+                raise ValueError(
+                    f"a buffer is on device {b.device}, but this communicator runs on device {self.device}"
+                )
+        handle = self._stream(stream)
+        host = isinstance(engine, _nccl_mpi.MpiEngine)
+        if host and stream is not None:
+            stream.synchronize()  # MPI acts now, after what the stream was asked to do
+        for b in (*reads, *writes):
+            if b.array is not None and not host:
+                b.array._order.before(stream)
+        with Device(self.device):
+            yield engine, handle
+        for b in writes:
+            if b.array is not None and not host:
+                b.array._order.wrote(stream)
+
+    def _stream(self, stream: Any) -> int:
+        if stream is None:
+            return 0
+        if getattr(stream, "device", self.device) != self.device:
+            raise ValueError(f"the stream is of device {stream.device}, the communicator's device is {self.device}")
+        return int(stream.handle) if hasattr(stream, "handle") else int(stream)
+
+    def all_reduce(self, sendbuf: Any, recvbuf: Any, op: str = "sum", stream: Any = None) -> None:
+        """recvbuf = op over the ranks of sendbuf (the same size everywhere; may be one buffer)."""
+        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
+        _reducible(send.dtype, op, "all_reduce")
+        _same(send, recv, 1, "all_reduce: recvbuf must match sendbuf")
+        with self._call(stream, [send], [recv]) as (engine, s):
+            engine.all_reduce(send, recv, op, s)
+
+    def broadcast(self, sendbuf: Any, recvbuf: Any, root: int = 0, stream: Any = None) -> None:
+        """recvbuf = root's sendbuf on every rank (sendbuf matters only on root)."""
+        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
+        _same(send, recv, 1, "broadcast: recvbuf must match sendbuf")
+        with self._call(stream, [send], [recv]) as (engine, s):
+            engine.broadcast(send, recv, self._root(root), s)
+
+    def reduce(self, sendbuf: Any, recvbuf: Any, op: str = "sum", root: int = 0, stream: Any = None) -> None:
+        """recvbuf on root = op over the ranks of sendbuf."""
+        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
+        _reducible(send.dtype, op, "reduce")
+        _same(send, recv, 1, "reduce: recvbuf must match sendbuf")
+        with self._call(stream, [send], [recv]) as (engine, s):
+            engine.reduce(send, recv, op, self._root(root), s)
+
+    def all_gather(self, sendbuf: Any, recvbuf: Any, stream: Any = None) -> None:
+        """recvbuf = every rank's sendbuf, in rank order (recvbuf holds nranks times sendbuf)."""
+        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
+        _same(recv, send, self.nranks, "all_gather: recvbuf must hold nranks times sendbuf")
+        with self._call(stream, [send], [recv]) as (engine, s):
+            engine.all_gather(send, recv, s)
+
+    def reduce_scatter(self, sendbuf: Any, recvbuf: Any, op: str = "sum", stream: Any = None) -> None:
+        """recvbuf = this rank's block of op over the ranks of sendbuf (nranks blocks of recvbuf's size)."""
+        send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
+        _reducible(recv.dtype, op, "reduce_scatter")
+        _same(send, recv, self.nranks, "reduce_scatter: sendbuf must hold nranks times recvbuf")
+        with self._call(stream, [send], [recv]) as (engine, s):
+            engine.reduce_scatter(send, recv, op, s)
+
+    def send(self, buf: Any, peer: int, stream: Any = None) -> None:
+        """Sends buf to rank ``peer``, which receives it with recv (pair them inside group())."""
+        b = _Buffer(buf, "buf")
+        with self._call(stream, [b], []) as (engine, s):
+            engine.send(b, self._peer(peer), s)
+
+    def recv(self, buf: Any, peer: int, stream: Any = None) -> None:
+        """Receives into buf what rank ``peer`` sends."""
+        b = _Buffer(buf, "buf")
+        with self._call(stream, [], [b]) as (engine, s):
+            engine.recv(b, self._peer(peer), s)
+
+    def _root(self, root: int) -> int:
+        if not 0 <= root < self.nranks:
+            raise ValueError(f"root must be a rank of 0..{self.nranks - 1}, not {root}")
+        return root
+
+    def _peer(self, peer: int) -> int:
+        if not 0 <= peer < self.nranks:
+            raise ValueError(f"peer must be a rank of 0..{self.nranks - 1}, not {peer}")
+        return peer
