@@ -83,7 +83,7 @@ fi
 if [ "$what" = multi ]; then
     # Needs two GPUs: the multi-device, IPC and NCCL tests, then peer copy bandwidth against cuda.bindings.
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" \
-        tests/test_multi_device.py tests/test_multi_gpu.py tests/test_nccl.py 2>&1 | tee "$out/pytest-multi.log"
+        tests/test_multi_device.py tests/test_multi_gpu.py tests/test_nccl.py tests/test_nccl_mpi.py 2>&1 | tee "$out/pytest-multi.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     python3 bench/peer_copy.py --json "$out/peer_copy.json" 2>&1 | tee "$out/peer_copy.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
