@@ -36,6 +36,7 @@ import numpy as np
 import pygpu
 from pygpu import _nccl_cuda, _nccl_mpi
 from pygpu._contexts import Device
+from pygpu._pygpu import cudaStreamSynchronize
 from pygpu._nccl_library import UNIQUE_ID_BYTES, NcclError, NcclUnavailableError, library
 from pygpu.gpuarray import GPUArray, from_dlpack
 
@@ -271,7 +272,7 @@ class Communicator:
         handle = self._stream(stream)
         host = isinstance(engine, _nccl_mpi.MpiEngine)
         if host and stream is not None:
-            stream.synchronize()  # MPI acts now, after what the stream was asked to do
+            cudaStreamSynchronize(stream).check()  # MPI acts now, after what the stream was asked to do
         for b in (*reads, *writes):
             if b.array is not None and not host:
                 b.array._order.before(stream)

@@ -80,6 +80,11 @@ def collectives() -> None:
         comm.recv(got, peer=(rank - 1) % size, stream=stream)
     comm.synchronize(stream)
     np.testing.assert_array_equal(got.get(), np.full(5, (rank - 1) % size + 0.5))
+    # a plain runtime stream does as well
+    raw = pygpu.cudaStream_t()
+    comm.all_reduce(got, got, op="max", stream=raw)
+    comm.synchronize(raw)
+    np.testing.assert_array_equal(got.get(), np.full(5, size - 0.5))
     comm.close()
     try:
         comm.all_reduce(c, c)
