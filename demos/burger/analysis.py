@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "SUMMARY_DISTRIBUTED_KEYS",
     "SUMMARY_KEYS",
     "SUMMARY_RESULT_KEYS",
     "Collector",
@@ -53,6 +54,8 @@ SUMMARY_RESULT_KEYS = frozenset(
         "svd_plot", "hdf5",
     }
 )  # fmt: skip
+#: Keys of the distributed driver (burger_mpi.py): its ranks and its streaming SVD's settings.
+SUMMARY_DISTRIBUTED_KEYS = frozenset({"ranks", "stream_modes", "stream_every"})
 
 
 class DeviceMemory:
@@ -248,7 +251,7 @@ def write_summary(final_u: Any, out_dir: str | os.PathLike[str], summary: dict[s
     final = np.asarray(final_u, dtype=np.float64)
     summary = {**summary, "u10": float(final[10]) if final.size > 10 else math.nan}
     missing = sorted(SUMMARY_KEYS - summary.keys())
-    unknown = sorted(summary.keys() - SUMMARY_KEYS - SUMMARY_RESULT_KEYS)
+    unknown = sorted(summary.keys() - SUMMARY_KEYS - SUMMARY_RESULT_KEYS - SUMMARY_DISTRIBUTED_KEYS)
     if missing or unknown:
         raise ValueError(f"summary.json's schema (analysis.SUMMARY_KEYS): missing {missing}, unknown {unknown}")
     out = Path(out_dir)
