@@ -127,7 +127,7 @@ def test_exchange_plan_reproduces_the_single_process_run(scheme: str, nx: int, s
     assert np.array_equal(simulated_ranks(problem, size, 40), expected)
 
 
-def test_the_schemes_differ_at_the_global_ends_only() -> None:
+def test_the_two_schemes_give_different_fields() -> None:
     # So that the test above tells the lag apart: the schemes do not give the same field.
     seed, periodic = (single_process(burger.Problem(nx=41, scheme=s), 40) for s in ("seed", "periodic"))
     assert not np.array_equal(seed, periodic)
@@ -389,7 +389,7 @@ def test_seeds_case(backend: str, tmp_path: Path) -> None:
 
 
 @needs_mpi
-def test_streaming_svd_at_full_rank_matches_the_batch_svd(backend: str, tmp_path: Path) -> None:
+def test_streaming_run_at_full_rank_matches_the_batch_svd(backend: str, tmp_path: Path) -> None:
     ranks_available(3, backend)
     h5 = tmp_path / "run.h5"
     # 30 snapshots of 41 points: rank 30 <= 41 modes; blocks of 7 steps, the last one short.
