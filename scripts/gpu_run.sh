@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|sanitize|arrays|bench|demo|multi|all]   # default: all (multi: 2 GPUs)
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|multi|all]   # default: all (multi: 2 GPUs)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -34,6 +34,19 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" tests 2>&1 | tee "$out/pytest-cuda.log"
     status=${PIPESTATUS[0]}
     python3 scripts/leak_check.py > "$out/leaks.json" || status=1
+fi
+if [ "$what" = fuzz ]; then
+    # The fuzz suite three times over (it once exhausted a 128 GiB machine's memory), then the MPI
+    # collectives with one rank per GPU.
+    for round in 1 2 3; do
+        python3 -c 'import resource, subprocess, sys
+code = subprocess.call(sys.argv[1:])
+print("peak RSS of the run:", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, "MiB")
+sys.exit(code)' python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_fuzz.py 2>&1 | tail -n 4 | tee -a "$out/fuzz.log"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    done
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_nccl_mpi.py 2>&1 | tail -n 5 | tee "$out/nccl-mpi.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
