@@ -30,6 +30,8 @@ __all__ = [
     "device_matrix",
     "plot_rows",
     "snapshot_time",
+    "svd_report",
+    "svd_summary",
     "write_summary",
 ]
 
@@ -186,21 +188,8 @@ class Collector:
         seconds = time.perf_counter() - start
         modes = to_numpy(vt[:n_modes])
         self.svd_result = (s_host, modes)
-        energy = s_host**2 / float(np.sum(s_host**2))
-        k = min(n_modes, s_host.size)
-        result = {
-            "singular_values": s_host[: max(k, 5)].tolist(),
-            "energy_fraction": energy[:k].tolist(),
-            "energy_first_modes": float(np.sum(energy[:k])),
-            "svd_seconds": seconds,
-            "svd_library": xp.__name__,
-        }
-        lead = ", ".join(f"{v:.6g}" for v in s_host[: max(k, 5)])
-        print(f"Leading singular values: {lead}")
-        print(
-            f"Energy fraction of the first {k} modes: {result['energy_first_modes']:.6f} "
-            f"({', '.join(f'{e:.6f}' for e in energy[:k])})"
-        )
+        result = svd_summary(s_host, seconds, xp.__name__, n_modes)
+        print(svd_report(result))
 
         plt = _pyplot()
         path = Path(out_dir) / "SVD_Eigenvectors.png"
@@ -243,6 +232,31 @@ class Collector:
         """Writes final.npy and summary.json (see write_summary) with this run's results."""
         summary = {**self.meta, **(extra or {}), **self.results, "rows": self.rows, "collections": self.collections}
         return write_summary(final_u, out_dir, summary)
+
+
+def svd_summary(s: np.ndarray, seconds: float, library: str, n_modes: int = N_MODES) -> dict[str, Any]:
+    """summary.json's SVD keys for the singular values `s` (decreasing): the leading ones and
+    the energy fractions of the first `n_modes` modes."""
+    energy = s**2 / float(np.sum(s**2))
+    k = min(n_modes, s.size)
+    return {
+        "singular_values": s[: max(k, 5)].tolist(),
+        "energy_fraction": energy[:k].tolist(),
+        "energy_first_modes": float(np.sum(energy[:k])),
+        "svd_seconds": seconds,
+        "svd_library": library,
+    }
+
+
+def svd_report(result: dict[str, Any]) -> str:
+    """The drivers' two lines about an SVD (`svd_summary`'s result)."""
+    lead = ", ".join(f"{v:.6g}" for v in result["singular_values"])
+    energy = result["energy_fraction"]
+    return (
+        f"Leading singular values: {lead}\n"
+        f"Energy fraction of the first {len(energy)} modes: {result['energy_first_modes']:.6f} "
+        f"({', '.join(f'{e:.6f}' for e in energy)})"
+    )
 
 
 def write_summary(final_u: Any, out_dir: str | os.PathLike[str], summary: dict[str, Any]) -> dict[str, Any]:

@@ -260,19 +260,6 @@ def prepare(args: argparse.Namespace, world: Any) -> tuple[burger.Problem, domai
     return problem, slab, backend, device, xp
 
 
-def svd_results(s: np.ndarray, seconds: float, library: str) -> dict[str, Any]:
-    """summary.json's SVD keys (analysis.SUMMARY_RESULT_KEYS), as burger.py writes them."""
-    k = min(analysis.N_MODES, s.size)
-    energy = s**2 / float(np.sum(s**2))
-    return {
-        "singular_values": s[: max(k, 5)].tolist(),
-        "energy_fraction": energy[:k].tolist(),
-        "energy_first_modes": float(np.sum(energy[:k])),
-        "svd_seconds": seconds,
-        "svd_library": library,
-    }
-
-
 def same_as_single_process(problem: burger.Problem, field: np.ndarray) -> bool:
     """--check: runs the single-process solver (burger.py's) here and compares bitwise."""
     single = burger.Solver(problem, snapshot_every=0)
@@ -359,11 +346,9 @@ def run(args: argparse.Namespace, world: Any) -> int:
         how = f"streaming, {args.stream_modes} modes" if solver.streaming is not None else f"TSQR over {size} ranks"
         say(f"Performing SVD ({how}, {xp.__name__})", flush=True)
         svd = distributed_svd(solver)
-        summary.update(svd_results(svd[0], svd[3], xp.__name__))
-        say(f"Leading singular values: {', '.join(f'{v:.6g}' for v in summary['singular_values'])}")
-        say(
-            f"Energy fraction of the first {len(summary['energy_fraction'])} modes: {summary['energy_first_modes']:.6f}"
-        )
+        result = analysis.svd_summary(svd[0], svd[3], xp.__name__)
+        summary.update(result)
+        say(analysis.svd_report(result))
     if args.hdf5:
         local = solver.snapshot_matrix(solver.rows) if solver.rows and solver.streaming is None else None
         paths = distributed_hdf5.write(args.hdf5, world, slab, solver.state.get(), local, svd, meta)
