@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "SUMMARY_DISTRIBUTED_KEYS",
     "SUMMARY_KEYS",
     "SUMMARY_RESULT_KEYS",
     "Collector",
@@ -29,6 +30,8 @@ __all__ = [
     "device_matrix",
     "plot_rows",
     "snapshot_time",
+    "svd_report",
+    "svd_summary",
     "write_summary",
 ]
 
@@ -53,6 +56,8 @@ SUMMARY_RESULT_KEYS = frozenset(
         "svd_plot", "hdf5",
     }
 )  # fmt: skip
+#: Keys of the distributed driver (burger_mpi.py): its ranks and its streaming SVD's settings.
+SUMMARY_DISTRIBUTED_KEYS = frozenset({"ranks", "stream_modes", "stream_every"})
 
 
 class DeviceMemory:
@@ -183,21 +188,8 @@ class Collector:
         seconds = time.perf_counter() - start
         modes = to_numpy(vt[:n_modes])
         self.svd_result = (s_host, modes)
-        energy = s_host**2 / float(np.sum(s_host**2))
-        k = min(n_modes, s_host.size)
-        result = {
-            "singular_values": s_host[: max(k, 5)].tolist(),
-            "energy_fraction": energy[:k].tolist(),
-            "energy_first_modes": float(np.sum(energy[:k])),
-            "svd_seconds": seconds,
-            "svd_library": xp.__name__,
-        }
-        lead = ", ".join(f"{v:.6g}" for v in s_host[: max(k, 5)])
-        print(f"Leading singular values: {lead}")
-        print(
-            f"Energy fraction of the first {k} modes: {result['energy_first_modes']:.6f} "
-            f"({', '.join(f'{e:.6f}' for e in energy[:k])})"
-        )
+        result = svd_summary(s_host, seconds, xp.__name__, n_modes)
+        print(svd_report(result))
 
         plt = _pyplot()
         path = Path(out_dir) / "SVD_Eigenvectors.png"
@@ -242,13 +234,38 @@ class Collector:
         return write_summary(final_u, out_dir, summary)
 
 
+def svd_summary(s: np.ndarray, seconds: float, library: str, n_modes: int = N_MODES) -> dict[str, Any]:
+    """summary.json's SVD keys for the singular values `s` (decreasing): the leading ones and
+    the energy fractions of the first `n_modes` modes."""
+    energy = s**2 / float(np.sum(s**2))
+    k = min(n_modes, s.size)
+    return {
+        "singular_values": s[: max(k, 5)].tolist(),
+        "energy_fraction": energy[:k].tolist(),
+        "energy_first_modes": float(np.sum(energy[:k])),
+        "svd_seconds": seconds,
+        "svd_library": library,
+    }
+
+
+def svd_report(result: dict[str, Any]) -> str:
+    """The drivers' two lines about an SVD (`svd_summary`'s result)."""
+    lead = ", ".join(f"{v:.6g}" for v in result["singular_values"])
+    energy = result["energy_fraction"]
+    return (
+        f"Leading singular values: {lead}\n"
+        f"Energy fraction of the first {len(energy)} modes: {result['energy_first_modes']:.6f} "
+        f"({', '.join(f'{e:.6f}' for e in energy)})"
+    )
+
+
 def write_summary(final_u: Any, out_dir: str | os.PathLike[str], summary: dict[str, Any]) -> dict[str, Any]:
     """Writes final.npy (the last solution, ghosts included) and summary.json (the run's
     parameters, u[10], timings, SVD results) into out_dir; returns the summary."""
     final = np.asarray(final_u, dtype=np.float64)
     summary = {**summary, "u10": float(final[10]) if final.size > 10 else math.nan}
     missing = sorted(SUMMARY_KEYS - summary.keys())
-    unknown = sorted(summary.keys() - SUMMARY_KEYS - SUMMARY_RESULT_KEYS)
+    unknown = sorted(summary.keys() - SUMMARY_KEYS - SUMMARY_RESULT_KEYS - SUMMARY_DISTRIBUTED_KEYS)
     if missing or unknown:
         raise ValueError(f"summary.json's schema (analysis.SUMMARY_KEYS): missing {missing}, unknown {unknown}")
     out = Path(out_dir)

@@ -442,11 +442,12 @@ def device_description(backend: str) -> str:
         return backend
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="burger.py",
-        description="1-D viscous Burgers on the GPU with zero-copy in-situ analysis (the seeds' burgerPy demo on pygpu).",
-    )
+def build_parser(
+    prog: str = "burger.py",
+    description: str = "1-D viscous Burgers on the GPU with zero-copy in-situ analysis (the seeds' burgerPy demo on pygpu).",
+) -> argparse.ArgumentParser:
+    """The options of both drivers (burger_mpi.py adds its own to these)."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--nx", type=int, default=256, help="interior grid points (default 256; the arrays hold NX + 2)")
     p.add_argument(
         "--t-final", type=float, default=2.0, help="run while t < T, t accumulated in floating point (default 2.0)"
@@ -492,7 +493,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it appears on runs longer than a second)"
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """Refuses, through `p.error`, values that the options' types let through."""
     if args.nx < 2:
         p.error("--nx must be at least 2")
     if args.dt <= 0 or not math.isfinite(args.dt) or not math.isfinite(args.t_final):
@@ -504,6 +509,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.nx + 2 > 2**31 - 1:
         p.error("--nx is too large for the kernel's int argument")
     return args
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = build_parser()
+    return check_args(p, p.parse_args(argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
