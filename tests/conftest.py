@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,3 +101,46 @@ def receive_from(results: Any, process: Any, timeout: float) -> Any:
                 raise AssertionError(f"the other process exited ({process.exitcode}) without answering") from None
             if time.monotonic() > deadline:
                 raise
+
+
+# ---------------------------------------------------------------- MPI jobs (mpiexec + mpi4py)
+
+
+def _mpiexec() -> str | None:
+    beside_python = Path(sys.executable).parent / "mpiexec"  # the venv's (pip install mpich)
+    return str(beside_python) if beside_python.exists() else shutil.which("mpiexec")
+
+
+def _has_mpi4py() -> bool:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+MPIEXEC = _mpiexec()
+needs_mpi = pytest.mark.skipif(
+    MPIEXEC is None or not _has_mpi4py(), reason="needs mpi4py and mpiexec (pip install mpi4py mpich)"
+)
+
+
+def need_ranks(n: int, backend: str) -> None:
+    """Skips unless this backend can run `n` ranks of collectives (cuda: NCCL, one GPU per rank)."""
+    if backend not in ("host", "cuda"):
+        pytest.skip(f"pygpu.nccl has no {backend} path")
+    devices = pygpu.cudaGetDeviceCount()[0]
+    if backend == "cuda" and n > devices:
+        pytest.skip(f"{n} NCCL ranks need {n} GPUs; this machine has {devices}")
+
+
+def run_mpi(n: int, script: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`mpiexec -n n python script args...` on this test's backend and sys.path."""
+    env = dict(os.environ, PYGPU_BACKEND=pygpu.backend(), MPLBACKEND="Agg")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    # One BLAS thread per rank (the ranks fill the cores already); Open MPI refuses root unless told.
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1")
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    assert MPIEXEC is not None
+    command = [MPIEXEC, "-n", str(n), sys.executable, str(script), *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)

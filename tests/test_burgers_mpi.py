@@ -12,8 +12,6 @@ the GPUs (test_seeds_case_on_the_gpus takes as many ranks as there are GPUs)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -24,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import need_ranks, needs_mpi, run_mpi
 
 import pygpu
 
@@ -280,43 +279,8 @@ def test_bad_options(args: list[str], message: str, capsys: pytest.CaptureFixtur
 # --- over MPI ---------------------------------------------------------------------------------
 
 
-def _mpiexec() -> str | None:
-    beside_python = Path(sys.executable).parent / "mpiexec"
-    return str(beside_python) if beside_python.exists() else shutil.which("mpiexec")
-
-
-def _has_mpi4py() -> bool:
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-MPIEXEC = _mpiexec()
-needs_mpi = pytest.mark.skipif(
-    MPIEXEC is None or not _has_mpi4py(), reason="needs mpi4py and mpiexec (pip install mpi4py mpich)"
-)
-
-
-def ranks_available(n: int, backend: str) -> None:
-    if backend not in ("host", "cuda"):
-        pytest.skip(f"pygpu.nccl has no {backend} path")
-    if backend == "cuda" and n > N_DEVICES:
-        pytest.skip(f"{n} NCCL ranks need {n} GPUs; this machine has {N_DEVICES}")
-
-
-def run_mpi(n: int, out: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYGPU_BACKEND=pygpu.backend(), MPLBACKEND="Agg")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    # One BLAS thread per rank: the ranks fill the cores already.
-    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1")
-    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-    assert MPIEXEC is not None
-    command = [MPIEXEC, "-n", str(n), sys.executable, str(DEMO / "burger_mpi.py"), "--no-progress"]
-    return subprocess.run(
-        [*command, "--out", str(out), *args], env=env, capture_output=True, text=True, timeout=timeout
-    )
+def run_demo(n: int, out: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return run_mpi(n, DEMO / "burger_mpi.py", "--no-progress", "--out", str(out), *args, timeout=timeout)
 
 
 def single_snapshots(problem: burger.Problem) -> np.ndarray:
@@ -346,10 +310,10 @@ def assert_singular_values(s: np.ndarray, snapshots: np.ndarray) -> None:
 @pytest.mark.parametrize("scheme", ["seed", "periodic"])
 @pytest.mark.parametrize("n", [2, 3])
 def test_distributed_run_is_the_single_process_run(n: int, scheme: str, backend: str, tmp_path: Path) -> None:
-    ranks_available(n, backend)
+    need_ranks(n, backend)
     problem = burger.Problem(nx=41, t_final=0.03, scheme=scheme)  # 30 steps; 41 points: uneven slabs
     h5 = tmp_path / "run.h5"
-    done = run_mpi(n, tmp_path, "--nx", "41", "--t-final", "0.03", "--scheme", scheme, "--hdf5", str(h5))
+    done = run_demo(n, tmp_path, "--nx", "41", "--t-final", "0.03", "--scheme", scheme, "--hdf5", str(h5))
     assert done.returncode == 0, done.stdout + done.stderr
     final = np.load(tmp_path / "final.npy")
     assert np.array_equal(final, single_final(problem))  # bitwise, ghosts included
@@ -375,8 +339,8 @@ def test_distributed_run_is_the_single_process_run(n: int, scheme: str, backend:
 
 @needs_mpi
 def test_seeds_case(backend: str, tmp_path: Path) -> None:
-    ranks_available(2, backend)
-    done = run_mpi(2, tmp_path, "--check")
+    need_ranks(2, backend)
+    done = run_demo(2, tmp_path, "--check")
     assert done.returncode == 0, done.stdout + done.stderr
     assert SEED_U10 in done.stdout.splitlines()
     assert "Bitwise identical to the single-process run: yes" in done.stdout
@@ -391,11 +355,11 @@ def test_seeds_case(backend: str, tmp_path: Path) -> None:
 @needs_mpi
 def test_streaming_run_at_full_rank_matches_the_batch_svd(backend: str, tmp_path: Path) -> None:
     n = 3 if backend == "host" else min(3, N_DEVICES)  # on cuda: CuPy's streaming SVD on every GPU
-    ranks_available(n, backend)
+    need_ranks(n, backend)
     h5 = tmp_path / "run.h5"
     # 30 snapshots of 41 points: rank 30 <= 41 modes; blocks of 7 steps, the last one short.
     args = ("--nx", "41", "--t-final", "0.03", "--stream-modes", "41", "--stream-every", "7", "--hdf5", str(h5))
-    done = run_mpi(n, tmp_path, *args)
+    done = run_demo(n, tmp_path, *args)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Streaming SVD: 41 modes, updated every 7 steps" in done.stdout
 
@@ -411,8 +375,8 @@ def test_streaming_run_at_full_rank_matches_the_batch_svd(backend: str, tmp_path
 
 @needs_mpi
 def test_more_ranks_than_points_is_refused(backend: str, tmp_path: Path) -> None:
-    ranks_available(1, backend)  # refused before any device is taken: 3 ranks on any machine
-    done = run_mpi(3, tmp_path, "--nx", "2", timeout=60)
+    need_ranks(1, backend)  # refused before any device is taken: 3 ranks on any machine
+    done = run_demo(3, tmp_path, "--nx", "2", timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
     message = "burger_mpi.py: 3 ranks for NX = 2 interior points: every rank needs at least one point"
     assert done.stderr.count(message) == 1  # said once, by rank 0
@@ -432,7 +396,7 @@ def test_seeds_case_on_the_gpus(backend: str, tmp_path: Path) -> None:
     except nccl.NcclUnavailableError as e:
         pytest.skip(str(e))
     h5 = tmp_path / "run.h5"
-    done = run_mpi(N_DEVICES, tmp_path, "--check", "--hdf5", str(h5), timeout=300)
+    done = run_demo(N_DEVICES, tmp_path, "--check", "--hdf5", str(h5), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert SEED_U10 in done.stdout.splitlines()
     assert "Bitwise identical to the single-process run: yes" in done.stdout
