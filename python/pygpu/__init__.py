@@ -128,6 +128,7 @@ _SUBMODULES = frozenset(
         "driver",
         "elementwise",
         "gpuarray",
+        "mpi",
         "nccl",
         "reduction",
         "scan",
