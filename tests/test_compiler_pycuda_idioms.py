@@ -1,6 +1,6 @@
 """pygpu.compiler on idioms of PyCUDA's example programs that the basic tests do not cover:
 constant memory declared after preprocessor lines (examples/from-wiki/convolution.py), and
-the clear refusal of what pygpu does not do (DynamicSourceModule, texture references)."""
+the clear refusal of what pygpu does not do (texture references)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pygpu
 import pygpu.driver as cuda
 import pytest
 from pygpu import _host_compiler, _rtc, compiler
-from pygpu.compiler import CompileError, DynamicModule, DynamicSourceModule, SourceModule
+from pygpu.compiler import CompileError, SourceModule
 
 
 @pytest.fixture(autouse=True)
@@ -65,13 +65,6 @@ def test_kernel_discovery_skips_preprocessor_lines() -> None:
         "__global__ void real(int* x) { }\n"
     )
     assert kernels == ["real"] and variables == ["k"]
-
-
-def test_dynamic_parallelism_is_refused_with_what_to_use() -> None:
-    with pytest.raises(NotImplementedError, match="launch the child kernels from Python"):
-        DynamicSourceModule("__global__ void parent() { }")
-    with pytest.raises(NotImplementedError, match="device-side linking"):
-        DynamicModule()
 
 
 def test_texture_reference_source_names_the_replacement() -> None:

@@ -15,6 +15,7 @@ __all__ = [
     "function_attribute",
     "host_alloc_flags",
     "ipc_mem_flags",
+    "jit_input_type",
     "jit_option",
     "limit",
     "mem_attach_flags",
@@ -274,8 +275,18 @@ class ipc_mem_flags(enum.IntFlag):
     LAZY_ENABLE_PEER_ACCESS = 1
 
 
+class jit_input_type(enum.IntEnum):
+    """``CU_JIT_INPUT_*``: what ``DynamicModule.add_data``/``add_file`` is given."""
+
+    CUBIN = 0
+    PTX = 1
+    FATBINARY = 2
+    OBJECT = 3
+    LIBRARY = 4
+
+
 class jit_option(enum.IntEnum):
-    """``CU_JIT_*`` options of ``module_from_buffer``."""
+    """``CU_JIT_*`` options of ``module_from_buffer`` and ``DynamicModule``'s ``link_options``."""
 
     MAX_REGISTERS = 0
     THREADS_PER_BLOCK = 1

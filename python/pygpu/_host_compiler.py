@@ -6,21 +6,26 @@ a ``PYGPU_EXPORT(name)`` appended for every ``__global__`` function found in it,
 exported alias for every namespace-scope ``__device__``/``__constant__`` variable, so
 that ``get_function`` and ``get_global`` find them by name as on a GPU. Templated kernels
 are not exported (a template has no single symbol to export; wrap an instantiation in a
-plain ``__global__`` function).
+plain ``__global__`` function). For ``DynamicModule`` a source is compiled the same way to a
+relocatable object, and ``host_link`` links objects and archives into one kernels library.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
     "compiler_identity",
+    "device_launch_lines",
     "find_cxx",
     "header_identity",
     "host_build",
     "host_header",
+    "host_link",
     "kernel_names",
     "rewrite_dynamic_shared",
     "translate_options",
@@ -43,22 +48,20 @@ class _Pattern:
 
 # The flags kernels/build.sh builds the bundled host libraries with (less -Werror: this is
 # the user's code): hidden symbols but the ABI's, no libstdc++ dependency, plain IEEE maths.
-HOST_FLAGS = [
+COMPILE_FLAGS = [
     "-x",
     "c++",
     "-std=c++17",
     "-O3",
     "-fPIC",
-    "-shared",
     "-fvisibility=hidden",
     "-fno-exceptions",
     "-fno-rtti",
     "-fno-gnu-unique",
     "-ffp-contract=off",
-    "-Wl,-Bsymbolic",
-    "-Wl,--as-needed",
-    "-Wl,-z,defs",
 ]
+LINK_FLAGS = ["-shared", "-Wl,-Bsymbolic", "-Wl,--as-needed", "-Wl,-z,defs"]
+HOST_FLAGS = COMPILE_FLAGS + LINK_FLAGS
 
 # nvcc/NVRTC options that mean nothing for a CPU build: dropped (code generation for a GPU,
 # GPU maths modes; -use_fast_math is not -ffast-math, which would change the whole process's
@@ -240,6 +243,13 @@ def kernel_names(source: str) -> tuple[list[str], list[str]]:
     return kernels, variables
 
 
+def device_launch_lines(source: str) -> list[int]:
+    """The lines (from 1) where the source launches a kernel from device code (``<<<``):
+    dynamic parallelism, which the host backend does not run."""
+    code = _COMMENT_OR_STRING.get().sub(_blank, source)
+    return [code.count("\n", 0, m.start()) + 1 for m in re.finditer("<<<", code)]
+
+
 # __align__(N), __align__(sizeof(T)): one level of nested parentheses.
 _ALIGN = r"__align__\s*\((?:[^()]|\([^()]*\))*\)"
 _DYNAMIC_SHARED = _Pattern(
@@ -283,55 +293,94 @@ _PRELUDE = """#include "pygpu_kernel.h"
 
 
 def host_build(
-    source: str, options: list[str], no_extern_c: bool, keep: bool, timeout: float | None = None
+    source: str, options: list[str], no_extern_c: bool, keep: bool, timeout: float | None = None, output: str = "so"
 ) -> tuple[bytes | None, list[str], str]:
-    """Compiles; returns (library bytes or None on failure, command line, compiler output)."""
-    # Imported here: a cache hit never runs the compiler, and a new process should not pay for these.
-    import shutil
-    import signal
-    import subprocess
-    import tempfile
-
-    cxx = find_cxx()
+    """Compiles into a kernels library (``output="so"``) or, for DynamicModule to link, a
+    relocatable object (``"object"``); returns (bytes or None on failure, command line, compiler output)."""
+    if output not in ("so", "object"):
+        raise ValueError(f"output={output!r}: the host compiler builds 'so' or 'object'")
     header = host_header()
-    workdir = tempfile.mkdtemp(prefix="pygpu-compile-")
-    try:
-        folder = Path(workdir)
+    with _workdir(keep) as folder:
         (folder / "pygpu_prelude.h").write_text(_PRELUDE)
         (folder / "kernel.cu").write_text(rewrite_dynamic_shared(source))
         (folder / "pygpu_build.cpp").write_text(host_source(source, no_extern_c))
+        result = "kernel.so" if output == "so" else "kernel.o"
+        flags = HOST_FLAGS if output == "so" else [*COMPILE_FLAGS, "-c"]
         command = [
-            cxx,
-            *HOST_FLAGS,
+            find_cxx(),
+            *flags,
             "-I",
             str(header.parent),
             "-include",
             str(folder / "pygpu_prelude.h"),
             *translate_options(options),
             "-o",
-            "kernel.so",
+            result,
             "pygpu_build.cpp",
-            "-lm",
+            *(["-lm"] if output == "so" else []),
         ]
-        limit = timeout if timeout is not None else float(os.environ.get("PYGPU_COMPILE_TIMEOUT", _DEFAULT_TIMEOUT_S))
-        try:
-            done = subprocess.run(command, cwd=folder, capture_output=True, timeout=limit, check=False)
-        except subprocess.TimeoutExpired as e:
-            output = (e.stderr or b"").decode(errors="replace")
-            return (
-                None,
-                command,
-                f"the compiler ran longer than {limit:g} s and was stopped (PYGPU_COMPILE_TIMEOUT)\n{output}",
-            )
-        log = (done.stdout + done.stderr).decode(errors="replace").strip()
-        if done.returncode < 0:
-            name = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else "?"
-            return None, command, f"the compiler was killed by signal {-done.returncode} ({name})\n{log}"
-        if done.returncode != 0:
-            return None, command, log or f"the compiler exited with status {done.returncode}"
-        return (folder / "kernel.so").read_bytes(), command, log
+        return _run(command, folder, result, timeout)
+
+
+_UNSAFE_IN_NAME = r"[^\w.-]"
+
+
+def host_link(
+    inputs: list[tuple[str, bytes | str]], keep: bool, timeout: float | None = None
+) -> tuple[bytes | None, list[str], str]:
+    """Links relocatable objects and archives, given as (name, bytes or a file's path), into one
+    kernels library; returns (library bytes or None on failure, command line, linker output)."""
+    with _workdir(keep) as folder:
+        paths = []
+        for i, (name, data) in enumerate(inputs):
+            if isinstance(data, str):
+                paths.append(os.path.abspath(data))
+                continue
+            # Named after the input, so that the linker's messages say which one they are about.
+            path = folder / f"{i}-{re.sub(_UNSAFE_IN_NAME, '_', name)}"
+            path.write_bytes(data)
+            paths.append(str(path))
+        # One group: archives and objects resolve each other whatever order they came in.
+        command = [find_cxx(), *LINK_FLAGS, "-o", "kernel.so", "-Wl,--start-group", *paths, "-Wl,--end-group", "-lm"]
+        return _run(command, folder, "kernel.so", timeout)
+
+
+@contextlib.contextmanager
+def _workdir(keep: bool) -> Iterator[Path]:
+    """A temporary folder for one compiler run: removed afterwards, or kept and printed (keep=True)."""
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="pygpu-compile-")
+    try:
+        yield Path(path)
     finally:
         if keep:
-            print(f"*** compiler output in {workdir}")
+            print(f"*** compiler output in {path}")
         else:
-            shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _run(command: list[str], folder: Path, result: str, timeout: float | None) -> tuple[bytes | None, list[str], str]:
+    """Runs the compiler or linker in ``folder``; (the result file's bytes or None, command, output)."""
+    # Imported here: a cache hit never runs the compiler, and a new process should not pay for these.
+    import signal
+    import subprocess
+
+    limit = timeout if timeout is not None else float(os.environ.get("PYGPU_COMPILE_TIMEOUT", _DEFAULT_TIMEOUT_S))
+    try:
+        done = subprocess.run(command, cwd=folder, capture_output=True, timeout=limit, check=False)
+    except subprocess.TimeoutExpired as e:
+        output = (e.stderr or b"").decode(errors="replace")
+        return (
+            None,
+            command,
+            f"the compiler ran longer than {limit:g} s and was stopped (PYGPU_COMPILE_TIMEOUT)\n{output}",
+        )
+    log = (done.stdout + done.stderr).decode(errors="replace").strip()
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else "?"
+        return None, command, f"the compiler was killed by signal {-done.returncode} ({name})\n{log}"
+    if done.returncode != 0:
+        return None, command, log or f"the compiler exited with status {done.returncode}"
+    return (folder / result).read_bytes(), command, log

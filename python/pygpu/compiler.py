@@ -5,7 +5,9 @@ captured in graphs exactly as precompiled ones.
 Compilers: NVRTC on the cuda backend (a cubin for the current device's sm_XY; PTX only
 when NVRTC does not know the GPU), hiprtc on hip (a code object for the current device),
 the system C++ compiler on host (``$CXX``, g++ or clang++; see ``pygpu._host_compiler``).
-The ``nvcc`` argument is accepted for compatibility and not used.
+The ``nvcc`` argument is accepted for compatibility and not used. ``DynamicModule`` and
+``DynamicSourceModule`` (``pygpu._dynamic_module``) link several sources, binaries and libraries
+into one module.
 
 Binaries are cached on disk (``cache_dir``, else ``$PYGPU_CACHE_DIR``, else
 ``~/.cache/pygpu``; ``cache_dir=False`` compiles every time) under a key covering the
@@ -24,9 +26,10 @@ from typing import Any
 
 import pygpu
 from pygpu import _compile_cache, _host_compiler, _rtc
+from pygpu._compiled_module import NO_TEXTURES, CompiledModule
 from pygpu._driver_enums import device_attribute
+from pygpu._dynamic_module import DynamicModule, DynamicSourceModule
 from pygpu._pygpu import (
-    Function,
     Module,
     cudaDeviceGetAttribute,
     cudaDeviceProp,
@@ -147,12 +150,15 @@ class _Plan:
         self.capability = (0, 0)
         self.arch: str | None = None
         if self.backend == "host":
+            if target not in ("cubin", "ptx", "object"):
+                raise ValueError(f"target={target!r}: the host backend compiles to a library or an 'object'")
+            self.output = "object" if target == "object" else "so"
             cxx = _host_compiler.find_cxx()
             header = str(_host_compiler.host_header())
             if header not in _header_identity:
                 _header_identity[header] = _host_compiler.header_identity()
             self.options = all_options
-            self.target = f"host-{os.uname().machine}"
+            self.target = f"host-{os.uname().machine}" + (":object" if target == "object" else "")
             # The translation of the source (kernel exports, dynamic shared memory) is pygpu's
             # own code: its file's identity stands for its version.
             self.identity = [
@@ -163,7 +169,7 @@ class _Plan:
             _mark("compiler and header identity")
             return
         if target not in ("cubin", "ptx"):
-            raise ValueError(f"target={target!r}: pygpu compiles to 'cubin' (the default) or 'ptx'")
+            raise ValueError(f"target={target!r}: pygpu compiles to 'cubin' (the default) or 'ptx' on {self.backend}")
         if code is not None and arch is None:
             arch = code
         # pygpu's headers (pygpu-complex.hpp, PyCUDA's pycuda-complex.hpp) after the user's
@@ -209,7 +215,16 @@ class _Plan:
 
     def build(self, keep: bool) -> bytes:
         if self.backend == "host":
-            binary, command, log = _host_compiler.host_build(self.source, self.options, self.no_extern_c, keep)
+            launches = _host_compiler.device_launch_lines(self.source)
+            if launches:
+                raise CompileError(
+                    f"line {launches[0]}: {_NO_HOST_DEVICE_LAUNCH}",
+                    [],  # the compiler was not run
+                    stderr=self.source.splitlines()[launches[0] - 1],
+                )
+            binary, command, log = _host_compiler.host_build(
+                self.source, self.options, self.no_extern_c, keep, output=self.output
+            )
         else:
             kind = "hiprtc" if self.backend == "hip" else "nvrtc"
             options = self.options
@@ -223,7 +238,7 @@ class _Plan:
         if binary is None:
             message = f"{self.backend} compilation of the kernel source failed"
             if _TEXTURE_REFERENCE.search(self.source):
-                message += f" ({_NO_TEXTURES})"
+                message += f" ({NO_TEXTURES})"
             raise CompileError(message, command, stderr=log)
         return binary
 
@@ -242,7 +257,8 @@ def compile(
 ) -> bytes:
     """Compiles ``source`` for the current device and returns the binary that
     :class:`pygpu.Module` loads: a cubin (or PTX) on cuda, a code object on hip, a kernels
-    shared library on host. Raises :class:`CompileError` with the compiler's log."""
+    shared library on host (``target="object"`` there: a relocatable object, which
+    :class:`DynamicModule` links). Raises :class:`CompileError` with the compiler's log."""
     del nvcc  # the backend's compiler is used
     _mark("start")
     source = _source_text(source)
@@ -305,15 +321,15 @@ def _source_text(source: object) -> str:
     )
 
 
-_TEXTURE_REFERENCE = re.compile(r"\b(texture|surface)\s*<")
-_NO_TEXTURES = (
-    "texture and surface references were removed in CUDA 12 and pygpu does not support them: "
-    "pass the array as a plain pointer argument (read it with __ldg for the read-only cache), "
-    "or create a texture object (cudaTextureObject_t) and pass it as a kernel argument"
+_NO_HOST_DEVICE_LAUNCH = (
+    "a kernel launched from device code (<<<...>>>, dynamic parallelism) does not run on the host "
+    "backend: launch the child kernel from Python after the parent (compile both in one SourceModule "
+    "and call them in turn), or run on the cuda backend (DynamicSourceModule links the device runtime)"
 )
+_TEXTURE_REFERENCE = re.compile(r"\b(texture|surface)\s*<")
 
 
-class SourceModule:
+class SourceModule(CompiledModule):
     """CUDA C compiled for the current device and loaded (PyCUDA's ``SourceModule``):
     ``get_function(name)`` gives a :class:`pygpu.Function`, ``get_global(name)`` a
     (device address, size) pair. ``module`` is the underlying :class:`pygpu.Module`.
@@ -336,63 +352,5 @@ class SourceModule:
         self.module = Module(binary)
         _mark("module loaded")
 
-    def get_function(self, name: str) -> Function:
-        return self.module.get_function(name)
-
-    def get_global(self, name: str) -> tuple[int, int]:
-        """(device address, size in bytes) of a ``__device__`` or ``__constant__`` variable."""
-        return self.module.get_global(name)
-
-    def get_texref(self, name: str) -> Any:
-        raise NotImplementedError(f"get_texref({name!r}): {_NO_TEXTURES}")
-
-    def get_surfref(self, name: str) -> Any:
-        raise NotImplementedError(f"get_surfref({name!r}): {_NO_TEXTURES}")
-
-
-_NO_DEVICE_LINKING = (
-    "device-side linking (relocatable device code, -rdc, linked with libcudadevrt: what dynamic "
-    "parallelism, a kernel launching kernels, needs) is not supported by pygpu: launch the child "
-    "kernels from Python instead (put every kernel in one SourceModule and call them in turn, or "
-    "capture the sequence in a graph), and put all device code a kernel calls in its SourceModule's source"
-)
-
-
-class DynamicModule:
-    """PyCUDA's ``DynamicModule`` (sources linked on the device, for dynamic parallelism):
-    not supported; constructing one raises ``NotImplementedError`` saying what to use."""
-
-    def __init__(
-        self,
-        nvcc: str = "nvcc",
-        link_options: list[str] | None = None,
-        keep: bool = False,
-        no_extern_c: bool = False,
-        arch: str | None = None,
-        code: str | None = None,
-        cache_dir: str | os.PathLike[str] | bool | None = None,
-        include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
-        message_handler: Any = None,
-        log_verbose: bool = False,
-        cuda_libdir: str | None = None,
-    ) -> None:
-        raise NotImplementedError(f"DynamicModule: {_NO_DEVICE_LINKING}")
-
-
-class DynamicSourceModule(DynamicModule):
-    """PyCUDA's ``DynamicSourceModule``: not supported (see :class:`DynamicModule`)."""
-
-    def __init__(
-        self,
-        source: str,
-        nvcc: str = "nvcc",
-        options: list[str] | None = None,
-        keep: bool = False,
-        no_extern_c: bool = False,
-        arch: str | None = None,
-        code: str | None = None,
-        cache_dir: str | os.PathLike[str] | bool | None = None,
-        include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
-        cuda_libdir: str | None = None,
-    ) -> None:
-        raise NotImplementedError(f"DynamicSourceModule: {_NO_DEVICE_LINKING}")
+    def loaded(self) -> Module:
+        return self.module

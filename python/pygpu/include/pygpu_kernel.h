@@ -66,8 +66,9 @@ __device__ inline unsigned int __activemask() { return static_cast<unsigned int>
 #include <cstddef>
 #include <utility>  // std::index_sequence
 
-// One kernel source is one shared library: the definitions below are made once per library.
-// Everything is hidden (-fvisibility=hidden) except what carries PYGPU_API.
+// A shared library is built from one kernel source, or linked from several (DynamicModule): the
+// library-wide definitions below are inline, so that each is made once per library. Everything
+// is hidden (-fvisibility=hidden) except what carries PYGPU_API.
 #define PYGPU_VISIBLE __attribute__((visibility("default")))
 #define PYGPU_API extern "C" PYGPU_VISIBLE
 
@@ -104,9 +105,10 @@ using pygpu_host::threadIdx;
 // initialisers run inside dlopen, in source order), so it is complete when dlopen returns.
 namespace pygpu_host { constexpr unsigned int kMaxKernels = 1024; }
 extern "C" {
-PYGPU_VISIBLE extern const unsigned int pygpu_host_abi_version = 2;
-PYGPU_VISIBLE unsigned int pygpu_kernel_count = 0;
-PYGPU_VISIBLE const char* pygpu_kernel_names[pygpu_host::kMaxKernels + 1] = {};
+// `used`: an inline variable is otherwise only emitted where code refers to it.
+PYGPU_VISIBLE __attribute__((used)) inline extern const unsigned int pygpu_host_abi_version = 2;
+PYGPU_VISIBLE __attribute__((used)) inline unsigned int pygpu_kernel_count = 0;
+PYGPU_VISIBLE __attribute__((used)) inline const char* pygpu_kernel_names[pygpu_host::kMaxKernels + 1] = {};
 }
 
 namespace pygpu_host {
@@ -151,8 +153,12 @@ constexpr const std::size_t* param_sizes(void (*)(P...)) {
   return ParamSizes<P...>::value;
 }
 
+// The sources of a linked library share the table: past its end a kernel is not listed (and
+// get_function still finds it by name).
 struct Register {
-  explicit Register(const char* name) { pygpu_kernel_names[pygpu_kernel_count++] = name; }
+  explicit Register(const char* name) {
+    if (pygpu_kernel_count < kMaxKernels) pygpu_kernel_names[pygpu_kernel_count++] = name;
+  }
 };
 
 }  // namespace pygpu_host

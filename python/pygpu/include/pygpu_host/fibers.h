@@ -19,14 +19,17 @@ namespace pygpu_host {
 // --- context switch --------------------------------------------------------------------------
 // switch_context(&save, to) saves the callee-saved registers on the current stack, stores the
 // stack pointer in *save and continues on the stack `to` (saved the same way, or prepared by
-// prepare_stack). Hand-written because swapcontext makes a system call per switch.
+// prepare_stack). Hand-written because swapcontext makes a system call per switch. Weak, in a
+// COMDAT group: every translation unit defines them, and a library linked from several sources
+// (DynamicModule) keeps one copy.
 extern "C" void pygpu_host_switch_context(void** save, void* to) __attribute__((visibility("hidden")));
 extern "C" void pygpu_host_fiber_start() __attribute__((visibility("hidden")));
 
 #if defined(__x86_64__)
 asm(R"(
-  .text
+  .pushsection .text.pygpu_host_switch_context,"axG",@progbits,pygpu_host_switch_context,comdat
   .p2align 4
+  .weak pygpu_host_switch_context
   .hidden pygpu_host_switch_context
   .type pygpu_host_switch_context,@function
 pygpu_host_switch_context:
@@ -48,6 +51,7 @@ pygpu_host_switch_context:
   .size pygpu_host_switch_context,.-pygpu_host_switch_context
 
   .p2align 4
+  .weak pygpu_host_fiber_start
   .hidden pygpu_host_fiber_start
   .type pygpu_host_fiber_start,@function
 pygpu_host_fiber_start:
@@ -55,6 +59,7 @@ pygpu_host_fiber_start:
   callq *%r13
   ud2
   .size pygpu_host_fiber_start,.-pygpu_host_fiber_start
+  .popsection
 )");
 // The first switch into a fresh stack pops six registers (r12 = argument, r13 = entry) and
 // returns into pygpu_host_fiber_start with the stack 16-byte aligned for its call.
@@ -74,8 +79,9 @@ inline void* prepare_stack(unsigned char* top, void (*entry)(void*), void* arg) 
 }
 #elif defined(__aarch64__)
 asm(R"(
-  .text
+  .pushsection .text.pygpu_host_switch_context,"axG",%progbits,pygpu_host_switch_context,comdat
   .p2align 4
+  .weak pygpu_host_switch_context
   .hidden pygpu_host_switch_context
   .type pygpu_host_switch_context,%function
 pygpu_host_switch_context:
@@ -108,6 +114,7 @@ pygpu_host_switch_context:
   .size pygpu_host_switch_context,.-pygpu_host_switch_context
 
   .p2align 4
+  .weak pygpu_host_fiber_start
   .hidden pygpu_host_fiber_start
   .type pygpu_host_fiber_start,%function
 pygpu_host_fiber_start:
@@ -115,6 +122,7 @@ pygpu_host_fiber_start:
   blr x20
   brk #0
   .size pygpu_host_fiber_start,.-pygpu_host_fiber_start
+  .popsection
 )");
 // The first switch into a fresh stack loads x19 = argument, x20 = entry, x30 = the trampoline.
 inline void* prepare_stack(unsigned char* top, void (*entry)(void*), void* arg) {
@@ -188,10 +196,15 @@ struct Block {
   unsigned long long warp_slots[kMaxWarps][2][kWarpSize];  // values exchanged by shuffles and votes
 };
 
+// Per-library state is inline (one definition however many sources a library is linked from, so
+// a __device__ function of another source sees the launch's indices) and hidden; local-dynamic
+// as static variables would be: one TLS lookup per function, not one per variable.
+#define PYGPU_HOST_TLS inline thread_local __attribute__((visibility("hidden"), tls_model("local-dynamic")))
+
 // The block whose fibers run on this host thread, and the GPU thread that runs now.
-static thread_local Block* current_block;
-static thread_local uint3 threadIdx, blockIdx;
-static thread_local dim3 blockDim, gridDim;
+PYGPU_HOST_TLS Block* current_block;
+PYGPU_HOST_TLS uint3 threadIdx, blockIdx;
+PYGPU_HOST_TLS dim3 blockDim, gridDim;
 
 inline void set_thread_index(unsigned int t) {
   const unsigned int x = blockDim.x, xy = blockDim.x * blockDim.y;
@@ -384,7 +397,7 @@ inline const unsigned long long* warp_exchange(unsigned int mask, unsigned long 
 // extern __shared__ memory: the launch's shared_bytes, lent by the loader for the whole launch.
 // PYGPU_DYNAMIC_SHARED names it through a reference to this variable (may_alias: it is read as
 // a T*), which works at namespace scope and in functions alike.
-static thread_local void* dynamic_shared_memory;
+PYGPU_HOST_TLS void* dynamic_shared_memory;
 template <typename T>
 struct MayAlias {
   typedef T* __attribute__((may_alias)) pointer;

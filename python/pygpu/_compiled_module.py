@@ -1,0 +1,37 @@
+"""What ``SourceModule`` and ``DynamicModule`` share once their code is loaded (PyCUDA's
+``CudaModule``): looking kernels and globals up in the :class:`pygpu.Module` they hold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygpu._pygpu import Function, Module
+
+__all__ = ["NO_TEXTURES", "CompiledModule"]
+
+NO_TEXTURES = (
+    "texture and surface references were removed in CUDA 12 and pygpu does not support them: "
+    "pass the array as a plain pointer argument (read it with __ldg for the read-only cache), "
+    "or create a texture object (cudaTextureObject_t) and pass it as a kernel argument"
+)
+
+
+class CompiledModule:
+    """``get_function(name)`` gives a :class:`pygpu.Function`, ``get_global(name)`` a
+    (device address, size) pair, from the module ``loaded()`` returns."""
+
+    def loaded(self) -> Module:
+        raise NotImplementedError
+
+    def get_function(self, name: str) -> Function:
+        return self.loaded().get_function(name)
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device address, size in bytes) of a ``__device__`` or ``__constant__`` variable."""
+        return self.loaded().get_global(name)
+
+    def get_texref(self, name: str) -> Any:
+        raise NotImplementedError(f"get_texref({name!r}): {NO_TEXTURES}")
+
+    def get_surfref(self, name: str) -> Any:
+        raise NotImplementedError(f"get_surfref({name!r}): {NO_TEXTURES}")
