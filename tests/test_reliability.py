@@ -205,6 +205,31 @@ def test_out_of_memory_then_keeps_working() -> None:
     assert pygpu.mem_get_info()[0] > pygpu.mem_get_info()[1] // 2
 
 
+@pytest.mark.parametrize("allocate", ["mem_alloc", "gpuarray"])
+def test_host_kernel_writing_past_an_arguments_end_is_error_700(backend: str, allocate: str) -> None:
+    """A host kernel is host code: a write one element past an array would corrupt the process's
+    heap silently. The host backend watches the bytes after each allocation a launch's arguments
+    point into, and reports the write as a GPU reports its fault, then keeps working."""
+    if backend != "host":
+        pytest.skip("on a GPU this is the driver's fault (test_kernel_fault_surfaces_as_a_cuda_error)")
+    oob_write = pygpu.load_kernels("testing").get_function("oob_write")
+    n = 128  # 512 bytes: a whole pool size class, so the next element is past the block too
+    if allocate == "mem_alloc":
+        x: object = pygpu.mem_alloc(4 * n)
+    else:
+        x = pygpu.gpuarray.zeros(n, np.int32)
+    oob_write(x, np.int64(n - 1), block=(1, 1, 1))  # the last element: fine
+    with pytest.raises(pygpu.LaunchError, match="past the end of the allocation") as caught:
+        oob_write(x, np.int64(n), block=(1, 1, 1))
+    assert caught.value.code == 700
+    with pytest.raises(pygpu.LaunchError, match="16 byte"):  # bytes 13 to 16 after the end
+        oob_write(x, np.int64(n + 3), block=(1, 1, 1))
+    oob_write(x, np.int64(0), block=(1, 1, 1))  # reported once: the watch is restored
+    ints = pygpu.gpuarray.GPUArray((n,), np.int32, gpudata=x) if allocate == "mem_alloc" else x
+    got = ints.get()  # type: ignore[attr-defined]
+    assert got[0] == 1 and got[n - 1] == 1 and got[1 : n - 1].sum() == 0
+
+
 @pytest.mark.gpu
 def test_kernel_fault_surfaces_as_a_cuda_error() -> None:
     # A fault poisons the CUDA context for the rest of the process: run it in a child.

@@ -97,7 +97,10 @@ impl HostBackend {
         if bytes > self.total_memory.saturating_sub(state.allocated_bytes) {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
-        let map_bytes = bytes.checked_next_multiple_of(page_size()).ok_or(Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
+        let map_bytes = bytes
+            .checked_add(REDZONE)
+            .and_then(|b| b.checked_next_multiple_of(page_size()))
+            .ok_or(Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
         // SAFETY: a new anonymous mapping at an address the kernel chooses touches no existing memory.
         let ptr = unsafe {
             libc::mmap(
@@ -112,6 +115,9 @@ impl HostBackend {
         if ptr == libc::MAP_FAILED {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
+        // SAFETY: the mapping holds bytes + REDZONE.
+        unsafe { memory::fill_redzone(ptr as u64, bytes) };
+        state.redzones.insert(ptr as u64);
         let device = CURRENT_DEVICE.with(|d| d.get());
         state.allocations.insert(ptr as u64, (bytes, device));
         state.allocated_bytes += bytes;

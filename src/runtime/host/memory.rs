@@ -20,13 +20,16 @@ impl HostBackend {
         if bytes > self.total_memory.saturating_sub(state.allocated_bytes) {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
-        let layout = layout(bytes)?;
+        let layout = layout(bytes.checked_add(REDZONE).ok_or(Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?)?;
         // SAFETY: the layout has a non-zero size. Zeroed so that no stale data of an
         // earlier allocation is ever observable, as on a GPU with a fresh context.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
+        // SAFETY: the block holds bytes + REDZONE.
+        unsafe { fill_redzone(ptr as u64, bytes) };
+        state.redzones.insert(ptr as u64);
         let device = CURRENT_DEVICE.with(|d| d.get());
         state.allocations.insert(ptr as u64, (bytes, device));
         state.allocated_bytes += bytes;
@@ -63,15 +66,46 @@ impl HostBackend {
     /// nothing uses it any more.
     unsafe fn release_block(state: &mut State, ptr: DevicePtr, bytes: usize) {
         state.allocated_bytes -= bytes;
+        let padded = if state.redzones.remove(&ptr) { bytes + REDZONE } else { bytes };
         // SAFETY: the caller vouches the range is out of the registry and unused.
         if unsafe { Self::unmap_pages(state, ptr) } {
             return;
         }
-        if let Ok(layout) = layout(bytes) {
+        if let Ok(layout) = layout(padded) {
             // SAFETY: not a page mapping, so alloc_zeroed gave it with this layout (the
             // registry said so); the caller releases it once.
             unsafe { dealloc(ptr as *mut u8, layout) };
         }
+    }
+
+    /// After a launch: the redzones after the allocations it was given (`guarded`, start and
+    /// bytes) are intact, or the launch wrote past an end: error 700 naming the allocation
+    /// (the redzone is restored, so the report is made once).
+    pub(super) fn check_redzones(&self, guarded: &[(u64, usize)]) -> Result<()> {
+        if guarded.is_empty() {
+            return Ok(());
+        }
+        let state = self.state();
+        for &(start, bytes) in guarded {
+            // Freed during the launch: its memory is released only now, unchecked.
+            if !state.redzones.contains(&start) || state.allocations.get(&start).is_none_or(|a| a.0 != bytes) {
+                continue;
+            }
+            // SAFETY: a live allocation with a redzone (the registry says so, under its lock).
+            if let Some(offset) = unsafe { damaged_redzone(start, bytes) } {
+                return Err(Error::Detailed {
+                    code: CUDA_ERROR_ILLEGAL_ADDRESS,
+                    backend: BackendKind::Host,
+                    detail: format!(
+                        "the kernel wrote past the end of the allocation at 0x{start:x} ({bytes} bytes), which one \
+                         of its arguments points into: {offset} byte(s) after its end (a GPU faults with error \
+                         700 here). The host backend watches the {REDZONE} bytes after each argument's allocation; \
+                         writes further out, or through pointers it was not given, go unseen"
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Counts a launch as running until the guard drops (see `State::running_launches`).
@@ -222,4 +256,25 @@ extern "C" fn fork_child() {
             drop((state, pool));
         }
     });
+}
+
+/// Fills the redzone after `[ptr, ptr + bytes)`.
+/// # Safety
+/// `[ptr + bytes, ptr + bytes + REDZONE)` belongs to the allocation's block and nothing else uses it.
+pub(super) unsafe fn fill_redzone(ptr: u64, bytes: usize) {
+    // SAFETY: the caller vouches for the range.
+    unsafe { std::ptr::write_bytes((ptr as usize + bytes) as *mut u8, REDZONE_BYTE, REDZONE) };
+}
+
+/// The offset (1-based, past the end) of the last overwritten redzone byte after
+/// `[ptr, ptr + bytes)`, with the redzone restored; None if it is intact.
+/// # Safety
+/// As `fill_redzone`.
+unsafe fn damaged_redzone(ptr: u64, bytes: usize) -> Option<usize> {
+    // SAFETY: the caller vouches that the redzone is the allocation's.
+    let zone = unsafe { std::slice::from_raw_parts((ptr as usize + bytes) as *const u8, REDZONE) };
+    let last = zone.iter().rposition(|&b| b != REDZONE_BYTE)?;
+    // SAFETY: the same range.
+    unsafe { fill_redzone(ptr, bytes) };
+    Some(last + 1)
 }

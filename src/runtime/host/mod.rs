@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::error::{
-    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, CUDA_ERROR_INVALID_DEVICE,
-    CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MEMORY_ALLOCATION,
-    CUDA_ERROR_UNSUPPORTED_LIMIT,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, CUDA_ERROR_ILLEGAL_ADDRESS,
+    CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE,
+    CUDA_ERROR_MEMORY_ALLOCATION, CUDA_ERROR_UNSUPPORTED_LIMIT,
 };
 use super::pitched::{Memory, PitchedCopy};
 use super::{
@@ -36,6 +36,12 @@ use super::error::{
 
 /// Device allocations are aligned like cudaMalloc's.
 const ALIGNMENT: usize = 256;
+
+/// Bytes after each plain device allocation, filled with `REDZONE_BYTE` and checked after every
+/// launch whose arguments point into the allocation: a host kernel that writes past the end of
+/// an array is reported (error 700, as a GPU faults) instead of silently corrupting the heap.
+const REDZONE: usize = 64;
+const REDZONE_BYTE: u8 = 0xa5;
 
 thread_local! {
     static CURRENT_DEVICE: Cell<i32> = const { Cell::new(0) };
@@ -71,6 +77,8 @@ struct State {
     /// Context limits set by context_set_limit (CUlimit -> value); the rest keep their defaults.
     limits: HashMap<i32, usize>,
     cache_config: i32,
+    /// Plain allocations (cpu_malloc, cpu_malloc_pages) followed by a redzone (`REDZONE`).
+    redzones: HashSet<u64>,
     /// (device, peer) pairs with peer access enabled.
     peer_access: HashSet<(i32, i32)>,
     /// Plain allocations (mem_alloc): whole pages, which can be shared with other processes.
@@ -201,20 +209,29 @@ impl HostBackend {
             }
         }
         if let HostOp::Launch { ref args, ref mut uses, .. } = op {
-            for (value, size) in args.pointers().into_iter().zip(args.sizes()) {
-                if *size != 8 {
-                    continue;
-                }
-                // SAFETY: pointers() point at each argument value, here 8 bytes, inside args.
-                let value = unsafe { std::ptr::read_unaligned(value as *const u64) };
-                if let Some((&start, &(bytes, _))) = state.allocations.range(..=value).next_back() {
-                    if value < start + bytes as u64 {
-                        uses.push((start, bytes));
-                    }
+            *uses = Self::argument_allocations(state, args);
+        }
+        Ok(op)
+    }
+
+    /// The allocations (start, bytes) that a launch's 8-byte arguments point into: the ones
+    /// the kernel may use, as far as its arguments tell.
+    fn argument_allocations(state: &State, args: &KernelArgs) -> Vec<(u64, usize)> {
+        let mut found = Vec::new();
+        for (value, size) in args.pointers().into_iter().zip(args.sizes()) {
+            if *size != 8 {
+                continue;
+            }
+            // SAFETY: pointers() point at each argument value, here 8 bytes, inside args.
+            let value = unsafe { std::ptr::read_unaligned(value as *const u64) };
+            if let Some((&start, &(bytes, _))) = state.allocations.range(..=value).next_back() {
+                // One past the end counts: a kernel given the end of an array may write there.
+                if value <= start + bytes as u64 && !found.contains(&(start, bytes)) {
+                    found.push((start, bytes));
                 }
             }
         }
-        Ok(op)
+        found
     }
 
     /// # Safety
@@ -238,7 +255,7 @@ impl HostBackend {
             // keeps memory freed meanwhile mapped until the kernel ends.
             HostOp::Launch { ref function, ref config, ref args, ref uses } => {
                 let _running = self.launch_guard();
-                {
+                let guarded = {
                     let state = self.state();
                     if let Some((start, bytes)) =
                         uses.iter().find(|(start, bytes)| state.allocations.get(start).is_none_or(|a| a.0 != *bytes))
@@ -252,10 +269,14 @@ impl HostBackend {
                             ),
                         });
                     }
-                }
+                    let mut guarded = Self::argument_allocations(&state, args);
+                    guarded.retain(|(start, _)| state.redzones.contains(start));
+                    guarded
+                };
                 // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
                 // contract), and for a graph, for as long as it is replayed.
-                unsafe { function.run(config, args) }
+                unsafe { function.run(config, args) }?;
+                self.check_redzones(&guarded)
             }
             HostOp::HostToDevice { dst, src, bytes } => {
                 let state = self.state();
