@@ -526,6 +526,17 @@ def test_real_imag_conj_reverse() -> None:
     check(dz.reverse(), z[::-1])
     r = ga.to_gpu(np.arange(3.0))
     assert r.real is r
+    # PyCUDA's parts are new arrays in the array's order, not numpy's strided views
+    zc = (np.arange(6) + 1j * np.arange(6, 12)).reshape(2, 3)
+    zf = np.asfortranarray(zc)
+    for d, host in ((ga.to_gpu(zf), zf), (ga.to_gpu(zc), zc), (ga.to_gpu(zc)[:, ::2], zc[:, ::2])):
+        for part, expected in ((d.real, host.real), (d.imag, host.imag)):
+            check(part, expected)
+            assert part.flags.c_contiguous or part.flags.f_contiguous
+            assert part.flags.f_contiguous == (host.flags.f_contiguous and not host.flags.c_contiguous)
+        before = d.get()
+        d.real.fill(0)  # a copy: the array is unchanged
+        np.testing.assert_array_equal(d.get(), before)
     check(r.imag, np.zeros(3))
     with pytest.raises(ValueError, match="1-d"):
         ga.to_gpu(np.ones((2, 2))).reverse()
@@ -607,3 +618,18 @@ def test_misaligned_views_are_refused_or_filled_safely() -> None:
     strided = raw.view(np.uint8)[1:37].view(np.float32)[::3]
     strided.fill(np.float32(3.0))  # not a kernel's load: staged through the host
     assert (strided.get() == 3.0).all()
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (1, 3), (3, 1), (2, 3), (0, 3), (2, 1, 4)])
+def test_results_have_numpys_contiguity_flags(shape: tuple[int, ...]) -> None:
+    """A 1-d result is Fortran-contiguous too, as numpy's is (PyCUDA's tests check the flags of
+    conj() and of the parts of F-ordered arrays)."""
+    host = (np.arange(int(np.prod(shape))) + 1j).reshape(shape)
+    d = ga.to_gpu(host)
+    for result, expected in (
+        (d + 1, host + 1),
+        (d.conj(), host.conj()),
+        (ga.zeros(shape, np.float32), np.zeros(shape)),
+    ):
+        assert result.flags.c_contiguous == expected.flags.c_contiguous, (shape, result.flags)
+        assert result.flags.f_contiguous == expected.flags.f_contiguous, (shape, result.flags)

@@ -400,26 +400,25 @@ class ArithmeticMixin(ArrayFields):
 
     @property
     def real(self) -> GPUArray:
-        """The real part: a view of a complex array, the array itself otherwise."""
-        dtype = self.dtype
-        if dtype.kind != "c":
+        """The real part: a new array of a complex array (contiguous, in the array's order, as
+        PyCUDA's is: numpy's strided view would not be), the array itself otherwise."""
+        if self.dtype.kind != "c":
             return cast("GPUArray", self)
-        part = np.dtype(f"f{dtype.itemsize // 2}")
-        return self._view(self._offset, self.shape, self.strides, part)
+        return self._part(0)
 
     @property
     def imag(self) -> GPUArray:
-        """The imaginary part: a view of a complex array, zeros otherwise."""
-        dtype = self.dtype
-        if dtype.kind != "c":
-            return _core.GPUArray(self.shape, dtype, self.allocator).fill(0)
-        part = np.dtype(f"f{dtype.itemsize // 2}")
-        return self._view(
-            self._offset + part.itemsize,
-            self.shape,
-            self.strides,
-            part,
-        )
+        """The imaginary part: a new array of a complex array (as ``real``), zeros otherwise."""
+        if self.dtype.kind != "c":
+            return _core.GPUArray(self.shape, self.dtype, self.allocator).fill(0)
+        return self._part(1)
+
+    def _part(self, which: int) -> GPUArray:
+        part = np.dtype(f"f{self.dtype.itemsize // 2}")
+        view = self._view(self._offset + which * part.itemsize, self.shape, self.strides, part)
+        flags = self.flags
+        order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+        return _core.copy_in_order(view, order)
 
     def reverse(self, stream: Any = None) -> GPUArray:
         """A copy with the elements in reverse order (1-d arrays, as PyCUDA)."""

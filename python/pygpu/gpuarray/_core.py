@@ -28,7 +28,7 @@ from pygpu.gpuarray._interop import InteropMixin
 from pygpu.gpuarray._launch_helpers import LaunchHelpersMixin
 from pygpu.gpuarray._reductions import ReductionMixin
 from pygpu.gpuarray._layout import (
-    FLAGS_C,
+    c_flags,
     Flags,
     c_strides,
     contiguity,
@@ -94,7 +94,7 @@ def new_c(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -
     itemsize = dtype.itemsize
     strides = c_strides(shape, itemsize)
     alloc = (allocator or pool_alloc)(size * itemsize)
-    return make(alloc, 0, shape, dtype, strides, size, None, allocator, StreamOrder(), False, FLAGS_C)
+    return make(alloc, 0, shape, dtype, strides, size, None, allocator, StreamOrder(), False, c_flags(shape))
 
 
 def make(

@@ -29,7 +29,7 @@ from pygpu._multi_device import check_devices, several_devices
 from pygpu._pygpu import Function, pool_alloc
 from pygpu.gpuarray import _core
 from pygpu.gpuarray._dtypes import DTYPES
-from pygpu.gpuarray._layout import FLAGS_C, c_strides
+from pygpu.gpuarray._layout import Flags, c_flags, c_strides
 from pygpu.gpuarray._ordering import StreamOrder
 from pygpu.gpuarray._platform import platform
 
@@ -161,8 +161,8 @@ def _grid_block(n: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     return (max(1, min((n + block - 1) // block, most)), 1, 1), (block, 1, 1)
 
 
-# (shape, itemsize) -> C strides, for the results of launch-bound calls.
-_strides: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+# (shape, itemsize) -> C strides and flags, for the results of launch-bound calls.
+_layouts: dict[tuple[tuple[int, ...], int], tuple[tuple[int, ...], Flags]] = {}
 
 
 def contiguous(
@@ -196,12 +196,13 @@ def contiguous(
                 order.before(stream)
         k += 1
     itemsize = result_dtype.itemsize
-    strides = _strides.get((shape, itemsize))
-    if strides is None:
-        strides = _strides[shape, itemsize] = c_strides(shape, itemsize)
+    layout = _layouts.get((shape, itemsize))
+    if layout is None:
+        layout = _layouts[shape, itemsize] = (c_strides(shape, itemsize), c_flags(shape))
+    strides, flags = layout
     allocator = shaping.allocator
     alloc = (allocator or pool_alloc)(n * itemsize)
-    result = _core.make(alloc, 0, shape, result_dtype, strides, n, None, allocator, StreamOrder(stream), False, FLAGS_C)
+    result = _core.make(alloc, 0, shape, result_dtype, strides, n, None, allocator, StreamOrder(stream), False, flags)
     ptrs[0] = int(alloc)
     grid, block = _grid_block(n)
     packed = _HEADER.pack(*ptrs, _ZERO_SLOTS if slots is None else b"".join(slots), n, 0, 1) + _ZERO_LAYOUT

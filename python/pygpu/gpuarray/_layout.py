@@ -14,6 +14,7 @@ __all__ = [
     "FLAGS_F",
     "FLAGS_NONE",
     "Flags",
+    "c_flags",
     "c_strides",
     "contiguity",
     "extent",
@@ -76,6 +77,12 @@ def shape_tuple(shape: Any) -> tuple[int, ...]:
         if d < 0:
             raise ValueError(f"negative dimensions are not allowed: {dims}")
     return dims
+
+
+def c_flags(shape: tuple[int, ...]) -> Flags:
+    """The flags of a new C-ordered array: Fortran-contiguous too where at most one axis is
+    longer than 1, or the array is empty (numpy's rule; PyCUDA's tests check it)."""
+    return FLAGS_CF if 0 in shape or sum(d != 1 for d in shape) <= 1 else FLAGS_C
 
 
 def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
