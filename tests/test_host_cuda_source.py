@@ -172,3 +172,25 @@ def test_extern_shared_at_file_scope_and_in_templates(
     got = np.empty_like(x)
     pygpu.memcpy_dtoh(got, d)
     np.testing.assert_array_equal(got, x[::-1])
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_the_host_header_builds_with_clang_and_a_new_glibc(arch: str, tmp_path: Path) -> None:
+    """Kernel sources build for the host with clang as with g++, against glibc 2.42's headers
+    (ziglang's: they declare C23's rsqrt, sinpi and cospi, which CUDA also names), and the
+    fibers' context switch assembles for aarch64 too (the aarch64 wheel builds its kernels from
+    source on first use)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("ziglang", reason="ziglang (scripts/requirements-dev.txt) brings clang and glibc headers")
+    repo = Path(__file__).resolve().parents[1]
+    command = [
+        sys.executable, "-m", "ziglang", "c++", "-target", f"{arch}-linux-gnu.2.28", "-x", "c++", "-std=c++17",
+        "-O1", "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Werror",
+        "-I", str(repo / "python" / "pygpu" / "include"), "-c", "-o", str(tmp_path / "testing.o"),
+        str(repo / "kernels" / "testing.cu"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "testing.o").stat().st_size > 0

@@ -5,12 +5,23 @@
 // Part of pygpu_kernel.h.
 #pragma once
 
+#include <cmath>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 
 #define PYGPU_MATH static inline __attribute__((always_inline))
+
+// glibc 2.41 and later declare C23's rsqrt, sinpi and cospi (with _GNU_SOURCE, which g++ sets):
+// CUDA's functions of those names are pygpu's own here, renamed after the C library's headers,
+// so that kernel sources build against every glibc and behave alike on all of them.
+#define rsqrtf pygpu_host_rsqrtf
+#define rsqrt pygpu_host_rsqrt
+#define sinpif pygpu_host_sinpif
+#define cospif pygpu_host_cospif
+#define sinpi pygpu_host_sinpi
+#define cospi pygpu_host_cospi
 
 // --- min / max for every arithmetic pair CUDA overloads -------------------------------------
 #define PYGPU_MIN_MAX(R, A, B)                                  \
