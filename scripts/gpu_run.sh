@@ -5,7 +5,8 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|multi|all]   # default: all (multi: 2 GPUs)
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|multi|scaling|all]   # default: all
+#          (multi, scaling: 2 GPUs)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -96,9 +97,31 @@ fi
 if [ "$what" = multi ]; then
     # Needs two GPUs: the multi-device, IPC and NCCL tests, then peer copy bandwidth against cuda.bindings.
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" \
-        tests/test_multi_device.py tests/test_multi_gpu.py tests/test_nccl.py tests/test_nccl_mpi.py 2>&1 | tee "$out/pytest-multi.log"
+        tests/test_multi_device.py tests/test_multi_gpu.py tests/test_nccl.py tests/test_nccl_mpi.py \
+        tests/test_bench_scaling_smoke.py 2>&1 | tee "$out/pytest-multi.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     python3 bench/peer_copy.py --json "$out/peer_copy.json" 2>&1 | tee "$out/peer_copy.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = scaling ]; then
+    # Issue 17's scaling figures (bench/burgers_scaling.py, about 4 minutes): the 2-rank job (the
+    # 1-rank runs as one copy per GPU at once, then both ranks together; the C++ NCCL halo loop
+    # built with nvcc against the NCCL wheel), then a 1-rank job alone at the weak size only
+    # (--strong-nx = --weak-nx: one run), a check that t1 does not depend on the other GPU being
+    # busy. Most of the time is the demo setting up u0 before each timed run (np.sin over 2^27
+    # points: seconds). Each job rewrites its JSON after every part.
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+    mpiexec=$(python3 -c 'import pathlib, shutil, sys
+beside = pathlib.Path(sys.executable).parent / "mpiexec"
+print(beside if beside.exists() else shutil.which("mpiexec") or "mpiexec")')
+    build=/tmp/halo-nccl-build
+    timeout 330 "$mpiexec" -n 2 python3 bench/burgers_scaling.py --json "$out/scaling-2ranks.json" --build-dir "$build" \
+        2>&1 | tee "$out/scaling-2ranks.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    cpp=()
+    [ -x "$build/halo_nccl" ] && cpp=(--cpp "$build/halo_nccl")
+    timeout 200 "$mpiexec" -n 1 python3 bench/burgers_scaling.py --json "$out/scaling-1rank.json" --strong-nx $((1 << 26)) ${cpp[@]+"${cpp[@]}"} \
+        2>&1 | tee "$out/scaling-1rank.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 echo "gpu_run: status $status"
