@@ -37,7 +37,6 @@ import platform
 import statistics
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -452,23 +451,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         opts = parse_args(argv, world.Get_size(), quiet=rank != 0)
     except SystemExit as e:  # --help, or an option refused (the same on every rank)
         return int(e.code or 0)
-    try:
+
+    def work() -> int:
         results = run(opts, world)
-    except mpi_ranks.Refused as e:
-        if rank == 0:
-            print(f"burgers_scaling.py: {e}", file=sys.stderr, flush=True)
-        return 2
-    except Exception:
-        # One rank failed: the others would wait for it in their next collective.
-        print(f"burgers_scaling.py: rank {rank} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-        if world.Get_size() > 1:
-            world.Abort(1)
-        return 1
-    if results is not None:
-        report(results)
-        if opts.json:
-            print(f"wrote {opts.json}")
-    return 0
+        if results is not None:
+            report(results)
+            if opts.json:
+                print(f"wrote {opts.json}")
+        return 0
+
+    return mpi_ranks.run_or_abort("burgers_scaling.py", world, work)
 
 
 if __name__ == "__main__":

@@ -337,16 +337,21 @@ def test_distributed_run_is_the_single_process_run(n: int, scheme: str, backend:
     assert summary["ranks"] == n and summary["rows"] == 30 and summary["driver"] == "python-mpi"
 
 
-@needs_mpi
-def test_seeds_case(backend: str, tmp_path: Path) -> None:
-    need_ranks(2, backend)
-    done = run_demo(2, tmp_path, "--check")
+def assert_seeds_run(done: subprocess.CompletedProcess[str], out: Path) -> tuple[burger.Problem, dict[str, Any]]:
+    """The seeds' run with --check: its u[10], its own bitwise verdict and its final field equal
+    to the single-process run's; returns the problem and the summary."""
     assert done.returncode == 0, done.stdout + done.stderr
     assert SEED_U10 in done.stdout.splitlines()
     assert "Bitwise identical to the single-process run: yes" in done.stdout
     problem = burger.Problem()
-    assert np.array_equal(np.load(tmp_path / "final.npy"), single_final(problem))
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert np.array_equal(np.load(out / "final.npy"), single_final(problem))
+    return problem, json.loads((out / "summary.json").read_text())
+
+
+@needs_mpi
+def test_seeds_case(backend: str, tmp_path: Path) -> None:
+    need_ranks(2, backend)
+    problem, summary = assert_seeds_run(run_demo(2, tmp_path, "--check"), tmp_path)
     s_ref = np.linalg.svd(single_snapshots(problem), compute_uv=False)
     assert np.allclose(summary["singular_values"], s_ref[:5], rtol=1e-10, atol=0)
     assert summary["rows"] == 2001 and summary["steps"] == 2001
@@ -397,12 +402,7 @@ def test_seeds_case_on_the_gpus(backend: str, tmp_path: Path) -> None:
         pytest.skip(str(e))
     h5 = tmp_path / "run.h5"
     done = run_demo(N_DEVICES, tmp_path, "--check", "--hdf5", str(h5), timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert SEED_U10 in done.stdout.splitlines()
-    assert "Bitwise identical to the single-process run: yes" in done.stdout
-    problem = burger.Problem()
-    assert np.array_equal(np.load(tmp_path / "final.npy"), single_final(problem))
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    problem, summary = assert_seeds_run(done, tmp_path)
     assert summary["svd_library"] == "cupy" and summary["ranks"] == N_DEVICES
 
     import h5py

@@ -24,7 +24,6 @@ import contextlib
 import io
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -373,18 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_args(argv, quiet=rank != 0)
     except SystemExit as e:  # --help, or an option refused (the same on every rank)
         return int(e.code or 0)
-    try:
-        return run(args, world)
-    except mpi_ranks.Refused as e:
-        if rank == 0:
-            print(f"burger_mpi.py: {e}", file=sys.stderr, flush=True)
-        return 2
-    except Exception:
-        # One rank failed mid-run: the others would wait for it in their next exchange.
-        print(f"burger_mpi.py: rank {rank} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-        if world.Get_size() > 1:
-            world.Abort(1)
-        return 1
+    return mpi_ranks.run_or_abort("burger_mpi.py", world, lambda: run(args, world))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ that refused alone would leave the others waiting for it in their first collecti
 
 from __future__ import annotations
 
+import sys
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,12 +27,31 @@ __all__ = [
     "communicator",
     "gather_field",
     "row_counts",
+    "run_or_abort",
     "start_device",
 ]
 
 
 class Refused(Exception):
     """A run that cannot go ahead, found before the steps (every rank refuses it together)."""
+
+
+def run_or_abort(prog: str, world: Any, work: Callable[[], int]) -> int:
+    """`work()`'s exit code on this rank. A Refused run (refused by every rank together) is said
+    once, by rank 0, with exit code 2; any other failure ends the whole job (MPI_Abort), since the
+    other ranks would wait for this one in their next collective."""
+    rank = world.Get_rank()
+    try:
+        return work()
+    except Refused as e:
+        if rank == 0:
+            print(f"{prog}: {e}", file=sys.stderr, flush=True)
+        return 2
+    except Exception:
+        print(f"{prog}: rank {rank} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        if world.Get_size() > 1:
+            world.Abort(1)
+        return 1
 
 
 def agree(world: Any, error: str | None) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import time
 from collections.abc import Callable
@@ -28,9 +29,6 @@ import numpy as np
 from pygpu._nccl_library import NcclError, NcclUnavailableError
 
 __all__ = ["MpiEngine", "group_end", "group_start", "unique_id"]
-
-#: Seconds a call waits for the other ranks before giving up (``PYGPU_NCCL_TIMEOUT``).
-DEFAULT_TIMEOUT = float(os.environ.get("PYGPU_NCCL_TIMEOUT", "600"))
 
 _KINDS = ("all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter")
 _OPS = ("sum", "prod", "max", "min", "avg")
@@ -59,7 +57,7 @@ class _Pending:
         self.requests: list[Any] = []
         self.finish: list[Callable[[Any], None] | None] = []
         self.buffers: list[np.ndarray] = []
-        self.timeout = DEFAULT_TIMEOUT
+        self.timeout = math.inf  # the shortest of the calls' timeouts
 
     def add(self, request: Any, finish: Callable[[Any], None] | None, timeout: float, buffers: Any) -> None:
         self.requests.append(request)
@@ -69,7 +67,7 @@ class _Pending:
 
     def wait(self) -> None:
         requests, finish, buffers, timeout = self.requests, self.finish, self.buffers, self.timeout
-        self.requests, self.finish, self.buffers, self.timeout = [], [], [], DEFAULT_TIMEOUT
+        self.requests, self.finish, self.buffers, self.timeout = [], [], [], math.inf
         statuses = _wait(requests, timeout, buffers)
         for step, status in zip(finish, statuses):
             if step is not None:
@@ -134,9 +132,9 @@ class MpiEngine:
     """One rank's communicator over MPI. Buffers: ``pygpu.nccl._Buffer``, read and written
     through their flat numpy views; ``stream`` is unused (``pygpu.nccl`` synchronized it)."""
 
-    def __init__(self, nranks: int, uid: bytes, rank: int, timeout: float | None) -> None:
+    def __init__(self, nranks: int, uid: bytes, rank: int, timeout: float) -> None:
         MPI = _mpi()
-        self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        self.timeout = timeout
         color = int.from_bytes(hashlib.blake2b(uid, digest_size=4).digest(), "little") & 0x7FFFFFFF
         self.comm = MPI.COMM_WORLD.Split(color, rank)
         ranks = self.comm.allgather(rank)
@@ -170,8 +168,9 @@ class MpiEngine:
             with contextlib.suppress(Exception):
                 self.comm.Free()
 
-    def wait(self, stream: Any, timeout: float) -> None:
+    def wait(self, stream: Any, timeout: float) -> bool:
         """Nothing to wait for: the calls completed before they returned (or at group_end)."""
+        return True
 
     # ------------------------------------------------------------------ issuing
 

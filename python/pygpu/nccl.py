@@ -28,6 +28,7 @@ before they return (or at the end of their group), ranks that make different cal
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -37,7 +38,7 @@ import pygpu
 from pygpu import _nccl_cuda, _nccl_mpi
 from pygpu._contexts import Device
 from pygpu._pygpu import cudaStreamSynchronize
-from pygpu._nccl_library import UNIQUE_ID_BYTES, NcclError, NcclUnavailableError, library
+from pygpu._nccl_library import UNIQUE_ID_BYTES, NcclError, NcclUnavailableError
 from pygpu.gpuarray import GPUArray, from_dlpack
 
 __all__ = [
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 _OPS = ("sum", "prod", "max", "min", "avg")
+#: Seconds a communicator waits for the other ranks before giving up (``PYGPU_NCCL_TIMEOUT``).
+DEFAULT_TIMEOUT = float(os.environ.get("PYGPU_NCCL_TIMEOUT", "600"))
 _COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 
 
@@ -68,11 +71,7 @@ def _on_host() -> bool:
 
 def get_version() -> int:
     """NCCL's version code, e.g. 22809 for 2.28.9 (needs libnccl, on any backend)."""
-    import ctypes
-
-    version = ctypes.c_int()
-    _nccl_cuda.check(library().ncclGetVersion(ctypes.byref(version)))
-    return version.value
+    return _nccl_cuda.version()
 
 
 def get_unique_id() -> bytes:
@@ -158,7 +157,7 @@ class _Buffer:
 
     def host_view(self) -> np.ndarray[Any, Any]:
         """The buffer as a flat numpy array over its memory (host backend: device memory is
-        host memory). Waits for pending writes to it first."""
+        host memory, and its streams have run their work by the time it is enqueued)."""
         assert self.array is not None  # the host backend has no CUDA Array Interface
         return np.asarray(self.array).reshape(-1, order="A")
 
@@ -199,7 +198,7 @@ class Communicator:
             raise ValueError(f"rank {rank} is not one of the {nranks} ranks")
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout is a number of seconds > 0, not {timeout!r}")
-        self.timeout = _nccl_mpi.DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         ordinal = pygpu.cudaGetDevice()[0] if device is None else Device(int(device)).ordinal
         engine: Any
         with Device(ordinal):
@@ -213,7 +212,7 @@ class Communicator:
     @classmethod
     def _wrap(cls, engine: Any, device: int) -> Communicator:
         comm: Communicator = cls.__new__(cls)
-        comm._engine, comm.device, comm.timeout = engine, device, _nccl_mpi.DEFAULT_TIMEOUT
+        comm._engine, comm.device, comm.timeout = engine, device, DEFAULT_TIMEOUT
         return comm
 
     def _live(self) -> Any:
@@ -255,7 +254,19 @@ class Communicator:
         Past ``timeout`` seconds (default: the communicator's), or when NCCL reports an error,
         aborts the communicator and raises ``NcclError``: a rank that died or made another call
         cannot make this one hang."""
-        self._live().wait(stream, self.timeout if timeout is None else float(timeout))
+        seconds = self.timeout if timeout is None else float(timeout)
+        try:
+            finished = self._live().wait(stream, seconds)
+        except NcclError:
+            self.abort()  # NCCL's way out of an asynchronous error
+            raise
+        if not finished:
+            self.abort()  # ends the communicator's kernels, so the stream drains
+            raise NcclError(
+                6,  # ncclRemoteError
+                f"NCCL: the collectives on this stream did not finish within {seconds:g} s (a rank that died "
+                "or called something else); the communicator was aborted",
+            )
 
     # ------------------------------------------------------------------ calls
 
@@ -271,16 +282,19 @@ class Communicator:
                 )
         handle = self._stream(stream)
         host = isinstance(engine, _nccl_mpi.MpiEngine)
-        if host and stream is not None:
-            cudaStreamSynchronize(stream).check()  # MPI acts now, after what the stream was asked to do
-        for b in (*reads, *writes):
-            if b.array is not None and not host:
-                b.array._order.before(stream)
+        if host:
+            if stream is not None:
+                cudaStreamSynchronize(stream).check()  # MPI acts now, after what the stream was asked to do
+        else:
+            for b in (*reads, *writes):
+                if b.array is not None:
+                    b.array._order.before(stream)
         with Device(self.device):
             yield engine, handle
-        for b in writes:
-            if b.array is not None and not host:
-                b.array._order.wrote(stream)
+        if not host:
+            for b in writes:
+                if b.array is not None:
+                    b.array._order.wrote(stream)
 
     def _stream(self, stream: Any) -> int:
         if stream is None:
