@@ -241,6 +241,19 @@ def test_nvcc_only_option_is_rejected_with_a_reason() -> None:
         _rtc.nvrtc_options(["-Xcompiler", "-fPIC"])
 
 
+def test_libraries_to_link_are_left_to_the_link() -> None:
+    """PyCUDA's DynamicModule programs pass -lcudadevrt with each source (its test_jit_link_module
+    does): a compile ignores libraries, as nvcc's to a cubin does; on the host the CUDA runtime
+    libraries do not exist, and host libraries stay for the C++ compiler."""
+    options, _ = _rtc.nvrtc_options(
+        ["-rdc=true", "-lcudadevrt", "-L/usr/local/cuda/lib64", "-lineinfo", "--library=m", "-l", "m", "-DX"]
+    )
+    assert options == ["-rdc=true", "-lineinfo", "-DX"]
+    from pygpu._host_compiler import translate_options
+
+    assert translate_options(["-rdc=true", "-lcudadevrt", "-lcudart", "-lm", "-DX"]) == ["-lm", "-DX"]
+
+
 def test_source_must_be_text() -> None:
     with pytest.raises(TypeError, match="str"):
         SourceModule(b"__global__ void k() {}")  # type: ignore[arg-type]

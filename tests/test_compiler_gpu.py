@@ -112,8 +112,9 @@ def test_a_new_process_cache_hit_does_not_load_nvrtc(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(pygpu.backend() not in ("cuda", "hip"), reason="the runtime compilers' missing C headers")
 def test_sources_that_include_c_library_headers_compile() -> None:
-    """nvcc programs include <stdio.h> for printf (PyCUDA's test_large_smem does): NVRTC has no
-    C library headers, so pygpu's empty ones stand in; what device code uses is built in."""
+    """nvcc programs include <stdio.h> or <cstdio> for printf (PyCUDA's test_large_smem and
+    test_jit_link_module do): NVRTC has no C library headers, so pygpu's empty ones stand in;
+    what device code uses is built in."""
     import numpy as np
 
     mod = compiler.SourceModule(
@@ -122,6 +123,10 @@ def test_sources_that_include_c_library_headers_compile() -> None:
         #include <stdlib.h>
         #include <string.h>
         #include <math.h>
+        #include <cstdio>
+        #include <cstdlib>
+        #include <cstring>
+        #include <cmath>
         __global__ void k(float *x) { if (threadIdx.x == 0 && x[0] < -1) printf("never\\n"); x[threadIdx.x] = sqrtf(4.0f); }
         """,
         cache_dir=False,

@@ -66,12 +66,13 @@ HOST_FLAGS = COMPILE_FLAGS + LINK_FLAGS
 # nvcc/NVRTC options that mean nothing for a CPU build: dropped (code generation for a GPU,
 # GPU maths modes; -use_fast_math is not -ffast-math, which would change the whole process's
 # floating-point state when the library loads).
+# (The CUDA runtime libraries, -lcudadevrt and -lcudart, link device code: nothing on the host.)
 _GPU_ONLY = _Pattern(
     r"^(-lineinfo|--generate-line-info|-G|--device-debug|-use_fast_math|--use_fast_math|-m64|--restrict|"
     r"-rdc=.*|--relocatable-device-code=.*|-dc|-dw|--expt-.*|--extended-lambda|-default-device|"
     r"-maxrregcount=.*|--maxrregcount=.*|-ftz=.*|--ftz=.*|-prec-div=.*|--prec-div=.*|-prec-sqrt=.*|"
     r"--prec-sqrt=.*|-fmad=.*|--fmad=.*|-Xptxas.*|--ptxas-options.*|-arch.*|--gpu-architecture.*|-code.*|"
-    r"--gpu-code.*|-dlto|--dlink-time-opt|-dopt.*|--dopt.*)$"
+    r"--gpu-code.*|-dlto|--dlink-time-opt|-dopt.*|--dopt.*|-lcudadevrt|-lcudart(_static)?)$"
 )
 _GPU_ONLY_WITH_VALUE = {
     "-arch",

@@ -13,6 +13,7 @@ major is known, NVRTCs newer than the driver come last: their cubins may not loa
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 
@@ -214,13 +215,18 @@ _NVCC_ONLY = {
 }
 # Options that nvcc takes and NVRTC either does by default or has no use for.
 _DROPPED = {"-m64", "--machine=64", "-O0", "-O1", "-O2", "-O3", "-Xcompiler=-fPIC"}
+# Libraries to link (-lcudadevrt, -L<dir>, --library=...): a compile to a cubin, which is what
+# nvcc does for PyCUDA, ignores them, and so does pygpu (DynamicModule links with add_stdlib).
+_LINK_STAGE = re.compile(r"^(-l(?!ineinfo$)\S+|-L\S+|--library(-path)?=\S+)$")
+_LINK_STAGE_WITH_VALUE = {"-l", "-L", "--library", "--library-path"}
 
 
 def nvrtc_options(options: list[str]) -> tuple[list[str], str | None]:
     """PyCUDA's (nvcc) options as NVRTC's; returns (options, architecture asked for with
     -arch/--gpu-architecture, if any). -I, -D, -U, -G, -lineinfo, --use_fast_math,
     -std, --maxrregcount, -Xptxas and the other options both compilers share pass through;
-    -O levels and -m64 are dropped (NVRTC always optimises device code, always 64-bit);
+    -O levels and -m64 are dropped (NVRTC always optimises device code, always 64-bit), and so
+    are libraries to link (-l, -L: a compile ignores them, as nvcc's to a cubin does);
     host-compiler and output options raise ValueError."""
     out: list[str] = []
     arch: str | None = None
@@ -229,7 +235,10 @@ def nvrtc_options(options: list[str]) -> tuple[list[str], str | None]:
         head = option.split("=", 1)[0]
         if head in _NVCC_ONLY:
             raise ValueError(f"option {option!r} has no NVRTC equivalent ({_NVCC_ONLY[head]}): remove it")
-        if option in _DROPPED:
+        if option in _DROPPED or _LINK_STAGE.match(option):
+            continue
+        if option in _LINK_STAGE_WITH_VALUE:
+            next(it, None)
             continue
         if head in ("-arch", "--gpu-architecture", "-code", "--gpu-code"):
             value = option.split("=", 1)[1] if "=" in option else next(it, None)
