@@ -227,6 +227,7 @@ def test_memcpy2d_device_to_device_and_on_a_stream() -> None:
     host = np.arange(48, dtype=np.uint8).reshape(4, 12)
     a, pa = cuda.mem_alloc_pitch(12, 4, 4)
     b, pb = cuda.mem_alloc_pitch(20, 4, 4)
+    cuda.memset_d8(b, 0, pb * 4)  # the columns the copy must leave alone (new memory is not zeroed)
     stream = cuda.Stream()
     _copy2d(host, a, src_pitch=12, dst_pitch=pa, width_in_bytes=12, height=4)(stream)
     _copy2d(a, b, src_pitch=pa, dst_pitch=pb, dst_x_in_bytes=8, width_in_bytes=12, height=4)(stream)
