@@ -95,10 +95,11 @@ if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -d bench ]; then
     python3 bench/run.py --json "$out/bench.json" --rounds 3 --budget "${BENCH_BUDGET:-400}" 2>&1 | tee "$out/bench.log" || status=1
 fi
 if [ "$what" = multi ]; then
-    # Needs two GPUs: the multi-device, IPC and NCCL tests, then peer copy bandwidth against cuda.bindings.
+    # Needs two GPUs: the multi-device, IPC, NCCL and MPI tests and the distributed demo, then peer
+    # copy bandwidth against cuda.bindings.
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" \
         tests/test_multi_device.py tests/test_multi_gpu.py tests/test_nccl.py tests/test_nccl_mpi.py \
-        tests/test_bench_scaling_smoke.py 2>&1 | tee "$out/pytest-multi.log"
+        tests/test_mpi_buffers.py tests/test_burgers_mpi.py tests/test_bench_scaling_smoke.py 2>&1 | tee "$out/pytest-multi.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     python3 bench/peer_copy.py --json "$out/peer_copy.json" 2>&1 | tee "$out/peer_copy.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
@@ -115,12 +116,15 @@ if [ "$what" = scaling ]; then
 beside = pathlib.Path(sys.executable).parent / "mpiexec"
 print(beside if beside.exists() else shutil.which("mpiexec") or "mpiexec")')
     build=/tmp/halo-nccl-build
-    timeout 330 "$mpiexec" -n 2 python3 bench/burgers_scaling.py --json "$out/scaling-2ranks.json" --build-dir "$build" \
+    # mpiexec's ranks search PATH afresh and may find another python3 than this one.
+    python=$(python3 -c 'import sys; print(sys.executable)')
+    # SCALING_ARGS: more options for both jobs (e.g. --reps 5).
+    timeout 330 "$mpiexec" -n 2 "$python" bench/burgers_scaling.py --json "$out/scaling-2ranks.json" --build-dir "$build" ${SCALING_ARGS:-} \
         2>&1 | tee "$out/scaling-2ranks.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     cpp=()
     [ -x "$build/halo_nccl" ] && cpp=(--cpp "$build/halo_nccl")
-    timeout 200 "$mpiexec" -n 1 python3 bench/burgers_scaling.py --json "$out/scaling-1rank.json" --strong-nx $((1 << 26)) ${cpp[@]+"${cpp[@]}"} \
+    timeout 200 "$mpiexec" -n 1 "$python" bench/burgers_scaling.py --json "$out/scaling-1rank.json" --strong-nx $((1 << 26)) ${SCALING_ARGS:-} ${cpp[@]+"${cpp[@]}"} \
         2>&1 | tee "$out/scaling-1rank.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi

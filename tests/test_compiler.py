@@ -5,6 +5,7 @@ is needed to produce a cubin)."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -193,6 +194,28 @@ def test_no_extern_c_and_templates_helpers() -> None:
     x = np.arange(8, dtype=np.float64)
     mod.get_function("k")(cuda.InOut(x), block=(8, 1, 1))
     np.testing.assert_array_equal(x, 2 * np.arange(8))
+
+
+@pytest.mark.parametrize("no_extern_c", [False, True])
+def test_glibc_integer_type_names_compile_as_with_nvcc(no_extern_c: bool) -> None:
+    """nvcc's sources see glibc's uint, ushort and ulong (PyCUDA's matrixmul_tiled example uses uint)."""
+    linkage = 'extern "C" ' if no_extern_c else ""
+    source = f"""
+    {linkage}__global__ void widths(uint* out) {{
+        ushort s = 2; ulong l = 3; uint i = threadIdx.x;
+        out[i] = i + s + (uint)l;
+    }}
+    """
+    out = np.zeros(4, dtype=np.uint32)
+    SourceModule(source, no_extern_c=no_extern_c).get_function("widths")(cuda.Out(out), block=(4, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(4) + 5)
+
+
+@pytest.mark.parametrize("no_extern_c", [False, True])
+def test_errors_name_the_line_of_the_users_source(no_extern_c: bool) -> None:
+    with pytest.raises(CompileError) as excinfo:
+        SourceModule("__global__ void k(float* x)\n{\n    x[0] = undefined_name;\n}\n", no_extern_c=no_extern_c)
+    assert excinfo.value.stderr and re.search(r"kernel\.cu(\(3\)|:3:)", excinfo.value.stderr), excinfo.value.stderr
 
 
 def test_compile_returns_a_loadable_binary() -> None:
@@ -464,6 +487,13 @@ def test_cuda_compile_flow_without_a_gpu(cuda_without_gpu: str, private_cache: P
         compiler.compile(DOUBLE_ARRAY, options=["-ccbin", "gcc"])
     with pytest.raises(ValueError, match="fatbin"):
         compiler.compile(DOUBLE_ARRAY, target="fatbin")
+
+
+def test_cuda_glibc_type_names_and_line_numbers_without_a_gpu(cuda_without_gpu: str) -> None:
+    assert compiler.compile("__global__ void k(uint* x, ushort s, ulong l) { x[0] = s + l; }").startswith(b"\x7fELF")
+    with pytest.raises(CompileError) as excinfo:
+        compiler.compile("__global__ void k()\n{\n    undefined_name = 1;\n}\n")
+    assert excinfo.value.stderr and "kernel.cu(3)" in excinfo.value.stderr, excinfo.value.stderr
 
 
 def test_cuda_ptx_fallback_without_a_gpu(cuda_without_gpu: str, monkeypatch: pytest.MonkeyPatch) -> None:

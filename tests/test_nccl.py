@@ -74,7 +74,7 @@ def test_init_all_is_cuda_only_and_says_what_to_do_instead(backend: str) -> None
 def unopened() -> Iterator[nccl.Communicator]:
     """A communicator object that never reached NCCL: the checks made before any NCCL call run
     on it. Its made-up handle is dropped before the object is, so nothing destroys it."""
-    comm = nccl.Communicator._wrap(_nccl_cuda.NcclEngine(12345), pygpu.cudaGetDevice()[0])
+    comm = nccl.Communicator._wrap(_nccl_cuda.NcclEngine(12345, 1.0), pygpu.cudaGetDevice()[0])
     yield comm
     comm._engine = None
 
@@ -96,6 +96,9 @@ def test_buffers_are_checked_before_nccl_is_called(unopened: nccl.Communicator) 
         comm.send(pygpu.zeros((4, 4))[:, ::2], peer=1)
     with pytest.raises(TypeError, match="__cuda_array_interface__"):
         comm.send([1.0, 2.0], peer=1)
+    comm._engine.ended = True  # as an abort after a timeout leaves it
+    with pytest.raises(ValueError, match="aborted after an NCCL error or timeout"):
+        comm.all_reduce(a, a)
     comm._engine = None  # as close() leaves it, without calling NCCL
     with pytest.raises(ValueError, match="closed"):
         comm.all_reduce(a, a)
@@ -110,6 +113,69 @@ def test_buffers_of_another_device_are_refused(unopened: nccl.Communicator) -> N
         on1 = pygpu.zeros(4, np.float32)
     with pytest.raises(ValueError, match="on device 1, but this communicator runs on device 0"):
         comm.all_reduce(on1, on1)
+
+
+class _NonBlockingNccl:
+    """Stands in for libnccl: a non-blocking communicator whose state stays ncclInProgress for
+    ``polls`` queries, then becomes ``final``."""
+
+    def __init__(self, polls: int, final: int = 0) -> None:
+        self.polls, self.final, self.aborted = polls, final, []
+
+    def ncclCommGetAsyncError(self, handle: int, state: Any) -> int:
+        self.polls -= 1
+        state._obj.value = 7 if self.polls >= 0 else self.final  # ncclInProgress
+        return 0
+
+    def ncclCommAbort(self, handle: int) -> int:
+        self.aborted.append(handle)
+        return 0
+
+    def ncclGroupStart(self) -> int:
+        return 0
+
+    def ncclGroupEnd(self) -> int:
+        return 7
+
+    def ncclGetErrorString(self, code: int) -> bytes:
+        return b"internal error"
+
+
+def test_a_wait_nccl_never_finishes_is_a_timeout_that_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _NonBlockingNccl(polls=10**9)
+    monkeypatch.setattr(_nccl_cuda, "library", lambda: fake)
+    engine = _nccl_cuda.NcclEngine(1234, timeout=0.05)
+    start = time.monotonic()
+    with pytest.raises(nccl.NcclError, match=r"ncclAllReduce did not finish within 0.05 s .* aborted"):
+        engine.settle(7, "ncclAllReduce")
+    assert time.monotonic() - start < 1.0
+    assert fake.aborted == [1234] and engine.ended
+    engine.release()  # nothing more reaches NCCL once aborted
+    engine.abort()
+    assert fake.aborted == [1234]
+    comm = nccl.Communicator._wrap(engine, pygpu.cudaGetDevice()[0])
+    with pytest.raises(ValueError, match="aborted"):
+        comm.all_reduce(pygpu.zeros(2, np.float32), pygpu.zeros(2, np.float32))
+    comm.close()  # no finalize or destroy on an aborted handle
+
+
+def test_an_asynchronous_error_aborts_and_names_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _NonBlockingNccl(polls=3, final=3)  # ncclInternalError
+    monkeypatch.setattr(_nccl_cuda, "library", lambda: fake)
+    engine = _nccl_cuda.NcclEngine(99, timeout=5.0)
+    with pytest.raises(nccl.NcclError, match="NCCL error 3: internal error") as excinfo:
+        engine.settle(7, "joining")
+    assert excinfo.value.code == 3 and fake.aborted == [99] and engine.ended
+
+
+def test_a_non_blocking_group_waits_for_each_communicator_in_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _NonBlockingNccl(polls=5)
+    monkeypatch.setattr(_nccl_cuda, "library", lambda: fake)
+    engine = _nccl_cuda.NcclEngine(7, timeout=5.0)
+    _nccl_cuda.group_start()
+    engine._call(0, "ncclSend")  # queued inside the group
+    _nccl_cuda.group_end()  # ncclInProgress: polled on the engine until it settles
+    assert fake.polls < 0 and not fake.aborted and not engine.ended
 
 
 # ---------------------------------------------------------------- on two GPUs

@@ -14,7 +14,15 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["NcclError", "NcclUnavailableError", "UNIQUE_ID_BYTES", "UniqueIdStruct", "library", "search_paths"]
+__all__ = [
+    "ConfigStruct",
+    "NcclError",
+    "NcclUnavailableError",
+    "UNIQUE_ID_BYTES",
+    "UniqueIdStruct",
+    "library",
+    "search_paths",
+]
 
 #: sizeof(ncclUniqueId): NCCL_UNIQUE_ID_BYTES.
 UNIQUE_ID_BYTES = 128
@@ -36,6 +44,23 @@ class NcclError(RuntimeError):
 
 class UniqueIdStruct(ctypes.Structure):
     _fields_ = [("internal", ctypes.c_char * UNIQUE_ID_BYTES)]
+
+
+class ConfigStruct(ctypes.Structure):
+    """The leading fields of ncclConfig_t (NCCL >= 2.14). NCCL copies as many bytes as ``size``
+    says and keeps its defaults for the fields after them, so this prefix is a whole config."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("magic", ctypes.c_uint),
+        ("version", ctypes.c_uint),
+        ("blocking", ctypes.c_int),
+    ]
+
+    @classmethod
+    def non_blocking(cls) -> ConfigStruct:
+        # NCCL_CONFIG_INITIALIZER's magic; version NCCL_VERSION(2, 14, 0), the first with `blocking`.
+        return cls(ctypes.sizeof(cls), 0xCAFEBEEF, 21400, 0)
 
 
 def search_paths() -> list[str]:
@@ -111,3 +136,11 @@ def _declare(lib: Any) -> None:
     if hasattr(lib, "ncclGetLastError"):
         lib.ncclGetLastError.argtypes = [c_void_p]
         lib.ncclGetLastError.restype = c_char_p
+    # From NCCL 2.14: communicators whose calls return ncclInProgress instead of blocking.
+    for name, argtypes in {
+        "ncclCommInitRankConfig": [comm_p, c_int, UniqueIdStruct, c_int, ctypes.POINTER(ConfigStruct)],
+        "ncclCommFinalize": [c_void_p],
+    }.items():
+        if hasattr(lib, name):
+            getattr(lib, name).argtypes = argtypes
+            getattr(lib, name).restype = c_int

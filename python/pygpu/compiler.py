@@ -126,6 +126,11 @@ def _absolute_include(option: str) -> str:
     return option
 
 
+# nvcc compiles the host's headers along with a kernel, so sources written for it may use glibc's
+# <sys/types.h> names; NVRTC and hiprtc see no host headers.
+_NVCC_HOST_TYPES = "typedef unsigned int uint; typedef unsigned short ushort; typedef unsigned long ulong;\n"
+
+
 class _Plan:
     """One compilation worked out: which compiler, which options, the cache key's parts."""
 
@@ -204,7 +209,9 @@ class _Plan:
         _mark("compiler identity")
 
     def wrapped_source(self) -> str:
-        return self.source if self.no_extern_c else f'extern "C" {{\n{self.source}\n}}\n'
+        # `#line 1` keeps the compiler's line numbers those of the user's source.
+        opening, closing = ("", "") if self.no_extern_c else ('extern "C" {\n', "\n}\n")
+        return f"{_NVCC_HOST_TYPES}{opening}#line 1\n{self.source}{closing}"
 
     def key(self, headers: list[tuple[str, Path, bytes]]) -> str:
         parts: list[str | bytes] = [self.backend, self.target, *self.identity]

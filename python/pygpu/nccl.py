@@ -109,7 +109,7 @@ def init_all(devices: Sequence[int | Device]) -> list[Communicator]:
     ordinals = [d.ordinal if isinstance(d, Device) else int(d) for d in devices]
     for d in ordinals:
         Device(d)
-    engines = _nccl_cuda.NcclEngine.init_all(ordinals)
+    engines = _nccl_cuda.NcclEngine.init_all(ordinals, DEFAULT_TIMEOUT)
     return [Communicator._wrap(e, d) for e, d in zip(engines, ordinals)]
 
 
@@ -185,11 +185,25 @@ class Communicator:
     """Rank ``rank`` of ``nranks`` on the current device (or ``device``), from ``uid``
     (``get_unique_id()`` of rank 0). Blocks until every rank has joined. ``close()`` (or
     garbage collection) destroys it; ``abort()`` ends it without waiting for the others.
-    ``timeout`` (seconds; default ``PYGPU_NCCL_TIMEOUT`` or 600) bounds ``synchronize()`` and,
-    on the host backend, every call."""
+    ``timeout`` (seconds; default ``PYGPU_NCCL_TIMEOUT`` or 600) bounds every wait for the other
+    ranks: joining, each call (on cuda, the part NCCL does before queueing it), ``synchronize()``;
+    past it the communicator is aborted and ``NcclError`` raised.
+
+    ``blocking=True`` (cuda) makes NCCL's usual blocking communicator: each call costs about 70 µs
+    less (a grouped send/recv 30 against 100 µs between two H100s, MPI ranks bound to a core
+    each), but joining and a call that makes the first connection to a peer wait for the other
+    ranks without a deadline; ``synchronize()`` keeps its timeout. For step loops whose ranks
+    are known to be alive (a rank that dies ends the MPI job)."""
 
     def __init__(
-        self, nranks: int, uid: bytes, rank: int, device: int | Device | None = None, *, timeout: float | None = None
+        self,
+        nranks: int,
+        uid: bytes,
+        rank: int,
+        device: int | Device | None = None,
+        *,
+        timeout: float | None = None,
+        blocking: bool = False,
     ) -> None:
         on_host = _on_host()
         if not isinstance(uid, (bytes, bytearray)) or len(uid) != UNIQUE_ID_BYTES:
@@ -205,7 +219,7 @@ class Communicator:
             if on_host:
                 engine = _nccl_mpi.MpiEngine(nranks, bytes(uid), rank, self.timeout)
             else:
-                engine = _nccl_cuda.NcclEngine.init_rank(nranks, bytes(uid), rank)
+                engine = _nccl_cuda.NcclEngine.init_rank(nranks, bytes(uid), rank, self.timeout, blocking)
         self._engine: Any = engine
         self.device = ordinal
 
@@ -218,6 +232,8 @@ class Communicator:
     def _live(self) -> Any:
         if self._engine is None:
             raise ValueError("this Communicator was closed and can no longer be used")
+        if getattr(self._engine, "ended", False):
+            raise ValueError("this Communicator was aborted after an NCCL error or timeout: make a new one")
         return self._engine
 
     @property
@@ -231,7 +247,7 @@ class Communicator:
     def close(self) -> None:
         """Destroys the communicator (after its queued work); idempotent."""
         engine, self._engine = getattr(self, "_engine", None), None
-        if engine is not None:
+        if engine is not None and not getattr(engine, "ended", False):
             engine.close()
 
     def abort(self) -> None:

@@ -15,13 +15,14 @@ from pygpu import nccl
 
 world = MPI.COMM_WORLD
 rank, size = world.Get_rank(), world.Get_size()
+# One device per rank (NCCL refuses two ranks on one GPU), for the communicator and the buffers.
+pygpu.cudaSetDevice(rank % pygpu.cudaGetDeviceCount()[0]).check()
 DTYPES = [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.float16, np.float32, np.float64]
 
 
 def communicator(timeout: float | None = None) -> nccl.Communicator:
     uid = world.bcast(nccl.get_unique_id() if rank == 0 else None)
-    with pygpu.Device(rank % pygpu.cudaGetDeviceCount()[0]):
-        return nccl.Communicator(size, uid, rank, timeout=timeout)
+    return nccl.Communicator(size, uid, rank, timeout=timeout)
 
 
 def values(dtype: type, r: int, n: int = 7) -> np.ndarray:
