@@ -20,6 +20,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 _CHILD = r"""
@@ -42,17 +43,33 @@ def kernels_of(image: bytes) -> list[str]:
     return sorted({n.decode() for n in re.findall(rb"\.text\.([A-Za-z_0-9]+)", image)})
 
 
+def cubins_of(fatbin: bytes) -> list[bytes]:
+    """The ELF images (one cubin per architecture) inside a fatbin."""
+    images = []
+    start = fatbin.find(b"\x7fELF")
+    while start >= 0:
+        header = fatbin[start : start + 64]
+        phoff, shoff = (int.from_bytes(header[o : o + 8], "little") for o in (0x20, 0x28))
+        phentsize, phnum, shentsize, shnum = (
+            int.from_bytes(header[o : o + 2], "little") for o in (0x36, 0x38, 0x3A, 0x3C)
+        )
+        images.append(fatbin[start : start + max(shoff + shnum * shentsize, phoff + phnum * phentsize)])
+        start = fatbin.find(b"\x7fELF", start + 64)
+    return images
+
+
 def measure(path: Path, warm: Path, kernel: str, mode: str, procs: int) -> dict[str, float]:
     env = dict(os.environ, CUDA_MODULE_LOADING=mode)
     loads, lookups = [], []
     for _ in range(procs):
-        out = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(path), str(warm), kernel],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path), str(warm), kernel], env=env, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(
+                done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+            )
+        out = done.stdout
         row = json.loads(out.strip().splitlines()[-1])
         loads.append(row["load_ms"])
         lookups.append(row["get_function_ms"])
@@ -71,12 +88,21 @@ def main() -> None:
     warm = folder / "testing.fatbin"
     rows = []
     targets = [(n, folder / f"{n}.fatbin") for n in names if (folder / f"{n}.fatbin").is_file()]
+    # The same kernels as one bare cubin: does the driver's time follow the fatbin or the image it picks?
+    tmp = Path(tempfile.mkdtemp())
+    for i, image in enumerate(cubins_of((folder / "arith_f64.fatbin").read_bytes())):
+        (tmp / f"arith_f64.{i}.cubin").write_bytes(image)
+        targets.append((f"arith_f64 (cubin {i} alone)", tmp / f"arith_f64.{i}.cubin"))
     for label, path in targets:
         image = path.read_bytes()
         kernels = kernels_of(image)
         for mode in ("LAZY", "EAGER"):
             row = {"module": label, "bytes": len(image), "kernels": len(kernels), "mode": mode}
-            row.update(measure(path, warm, kernels[0], mode, args.procs))
+            try:
+                row.update(measure(path, warm, kernels[0], mode, args.procs))
+            except RuntimeError as e:
+                print(f"{label:32s} does not load: {e}", flush=True)
+                break
             rows.append(row)
             print(
                 f"{label:32s} {len(image) / 1024:7.1f} KiB {len(kernels):4d} kernels {mode:5s} "

@@ -52,13 +52,14 @@ fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     # memcheck over the GPU suite (minus the tests that fault, exhaust memory or signal on
-    # purpose, the long fuzzing and cycling runs, and the demo, which has its own), then
+    # purpose, the long fuzzing and cycling runs, a test that times a refusal, and the demo,
+    # which has its own), then
     # racecheck and initcheck over every bundled kernel.
     # API calls that fail on purpose (the suite's error cases; the probe for a kernel's
     # parameter sizes, which ends at the first index past the last parameter) are the
     # tests' business: memcheck reports memory errors only.
     "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 9 --target-processes all \
-        python3 -m pytest -q -p no:cacheprovider -o addopts="" -k "not fault and not out_of_memory and not ctrl_c and not 100k" \
+        python3 -m pytest -q -p no:cacheprovider -o addopts="" -k "not fault and not out_of_memory and not ctrl_c and not 100k and not refused_at_once" \
         --ignore tests/test_fuzz.py --ignore tests/test_bench_smoke.py --ignore tests/test_burgers_demo.py tests \
         > "$out/sanitizer-memcheck.log" 2>&1 || status=1
     tail -n 5 "$out/sanitizer-memcheck.log"
