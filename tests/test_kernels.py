@@ -3,10 +3,13 @@ prepared calls, streams, graphs, and the error cases. Runs on every backend."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pygpu
+from pygpu import _kernels
 
 
 @pytest.fixture(scope="module")
@@ -414,3 +417,63 @@ def test_prepared_signature_that_disagrees_with_the_kernel(testing: pygpu.Module
     with pytest.raises(pygpu.InvalidValueError, match="takes 3 arguments"):
         f.prepared_call(1, 1, 0, 1, 1.0)
     pygpu.cudaGetLastError()
+
+
+# --- the cubin a CUDA device loads out of a bundled fatbin --------------------------
+
+
+def fatbin(*entries: tuple[int, int, bytes]) -> bytes:
+    """A fatbin container of (kind, architecture, payload) entries, laid out as nvcc's."""
+    body = b""
+    for kind, arch, payload in entries:
+        header = kind.to_bytes(2, "little") + (0x101).to_bytes(2, "little") + (64).to_bytes(4, "little")
+        header += len(payload).to_bytes(8, "little") + bytes(12) + arch.to_bytes(4, "little")
+        body += header.ljust(64, b"\0") + payload
+    return (
+        (0xBA55ED50).to_bytes(4, "little")
+        + (1).to_bytes(2, "little")
+        + (16).to_bytes(2, "little")
+        + (len(body).to_bytes(8, "little") + body)
+    )
+
+
+ELF80, ELF90, PTX = b"\x7fELF sm_80 image", b"\x7fELF sm_90 image", b".version 8.0 ..."
+
+
+@pytest.mark.parametrize(
+    "capability, expected",
+    [((9, 0), ELF90), ((8, 0), ELF80), ((8, 9), ELF80), ((10, 0), None), ((7, 5), None), ((12, 1), None)],
+)
+def test_native_cubin_is_the_devices_own(capability: tuple[int, int], expected: bytes | None) -> None:
+    image = fatbin((1, 70, PTX), (2, 80, ELF80), (2, 90, ELF90))
+    assert _kernels.native_cubin(image, capability) == expected
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        b"",
+        b"\x7fELF not a fatbin",
+        fatbin((2, 90, b"compressed bytes")),  # not an ELF: only the driver unpacks it
+        fatbin((2, 90, ELF90))[:40],  # cut inside an entry header
+        fatbin((2, 90, ELF90))[:-4],  # cut inside the payload
+    ],
+)
+def test_native_cubin_leaves_what_it_cannot_read_to_the_driver(image: bytes) -> None:
+    assert _kernels.native_cubin(image, (9, 0)) is None
+
+
+def test_bundled_fatbins_hold_a_cubin_for_each_architecture_they_are_built_for() -> None:
+    """kernels/build.sh builds sm_80 and sm_90 cubins; what native_cubin takes out is a whole
+    ELF image with the module's kernels (checked here without a GPU)."""
+    path = Path(_kernels.KERNELS_DIR) / "arith_f64.fatbin"
+    if not path.is_file():
+        pytest.skip("this install has no CUDA kernels (kernels/build.sh cuda builds them)")
+    data = path.read_bytes()
+    for capability in ((8, 0), (9, 0)):
+        cubin = _kernels.native_cubin(data, capability)
+        assert cubin is not None and cubin.startswith(b"\x7fELF") and b"add_f64" in cubin
+        # ELF64: e_shoff + e_shnum * e_shentsize is the image's end, inside what was taken
+        shoff = int.from_bytes(cubin[0x28:0x30], "little")
+        shnum, shentsize = int.from_bytes(cubin[0x3C:0x3E], "little"), int.from_bytes(cubin[0x3A:0x3C], "little")
+        assert shoff + shnum * shentsize <= len(cubin) < len(data)

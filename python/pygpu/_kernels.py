@@ -5,9 +5,60 @@ from __future__ import annotations
 
 import os
 
-from pygpu._pygpu import CudaError, Module, backend
+from pygpu._driver_enums import device_attribute
+from pygpu._pygpu import CudaError, Module, backend, cudaDeviceGetAttribute, cudaGetDevice
 
 KERNELS_DIR = os.path.join(os.path.dirname(__file__), "kernels")
+
+_FATBIN_MAGIC = 0xBA55ED50
+_FATBIN_ELF = 2  # an entry's kind: 1 is PTX, 2 a cubin
+_capabilities: dict[int, tuple[int, int]] = {}
+
+
+def device_capability() -> tuple[int, int]:
+    """The current CUDA device's compute capability (two attribute queries, once per device:
+    all of cudaDeviceProp costs more than a module load)."""
+    device, status = cudaGetDevice()
+    status.check()
+    if device not in _capabilities:
+        values = []
+        for attribute in (device_attribute.COMPUTE_CAPABILITY_MAJOR, device_attribute.COMPUTE_CAPABILITY_MINOR):
+            value, status = cudaDeviceGetAttribute(int(attribute), device)
+            status.check()
+            values.append(value)
+        _capabilities[device] = (values[0], values[1])
+    return _capabilities[device]
+
+
+def native_cubin(fatbin: bytes, capability: tuple[int, int]) -> bytes | None:
+    """The cubin of ``fatbin`` that runs natively on a GPU of ``capability``: sm_XY of the same
+    major X with the highest Y up to the GPU's minor (a cubin runs on later minors of its major).
+    None when there is none, or only a compressed one, which the driver alone unpacks.
+
+    Why: the driver's load time follows the size of what it is given, not of the image it
+    picks: on an H100, arith_f64's fatbin (sm_80 + sm_90 cubins) loaded in 0.88 ms, its sm_90
+    cubin alone in 0.43 (bench/module_load.py), and that load is most of an operation's first
+    call. The layout: a 16-byte header (magic, version, header size, size of the entries), then
+    entries of a header (kind, version, header size, padded payload size, ..., the architecture
+    as 10 * major + minor at byte 28) and a payload."""
+    if len(fatbin) < 16 or int.from_bytes(fatbin[:4], "little") != _FATBIN_MAGIC:
+        return None
+    at = int.from_bytes(fatbin[6:8], "little")
+    end = min(len(fatbin), at + int.from_bytes(fatbin[8:16], "little"))
+    best: tuple[int, bytes] | None = None
+    while at + 32 <= end:
+        kind = int.from_bytes(fatbin[at : at + 2], "little")
+        header = int.from_bytes(fatbin[at + 4 : at + 8], "little")
+        payload = int.from_bytes(fatbin[at + 8 : at + 16], "little")
+        arch = int.from_bytes(fatbin[at + 28 : at + 32], "little")
+        if header < 32 or at + header + payload > end:
+            return None  # not a layout this reads, or cut short: the driver's to judge
+        image = fatbin[at + header : at + header + payload]
+        runs_here = arch // 10 == capability[0] and arch % 10 <= capability[1]
+        if kind == _FATBIN_ELF and runs_here and image[:4] == b"\x7fELF" and (best is None or arch > best[0]):
+            best = (arch, image)
+        at += header + payload
+    return None if best is None else best[1]
 
 
 def kernel_files(name: str) -> list[str]:
@@ -43,8 +94,13 @@ def load_kernels(name: str) -> Module:
     failures: list[CudaError] = []
     for path in files:
         try:
+            if path.endswith(".fatbin"):
+                with open(path, "rb") as f:
+                    cubin = native_cubin(f.read(), device_capability())
+                if cubin is not None:
+                    return Module(cubin)
             return Module.from_file(path)
-        except CudaError as e:  # e.g. a CUDA 12 driver cannot read the fatbin's PTX 9.0
+        except CudaError as e:  # e.g. a CUDA 12 driver cannot read nvcc 13's cubins
             e.add_note(f"while loading {path}")
             failures.append(e)
     for earlier in failures[:-1]:

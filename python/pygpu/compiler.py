@@ -27,11 +27,10 @@ from typing import Any
 import pygpu
 from pygpu import _compile_cache, _host_compiler, _rtc
 from pygpu._compiled_module import NO_TEXTURES, CompiledModule
-from pygpu._driver_enums import device_attribute
 from pygpu._dynamic_module import DynamicModule, DynamicSourceModule
+from pygpu._kernels import device_capability
 from pygpu._pygpu import (
     Module,
-    cudaDeviceGetAttribute,
     cudaDeviceProp,
     cudaGetDevice,
     rtc_compile,
@@ -66,13 +65,7 @@ def _device() -> tuple[tuple[int, int], str]:
     status.check()
     if device not in _device_memo:
         if pygpu.backend() == "cuda":
-            # Two attribute queries: all of cudaDeviceProp is more than a cache hit needs.
-            capability = []
-            for attribute in (device_attribute.COMPUTE_CAPABILITY_MAJOR, device_attribute.COMPUTE_CAPABILITY_MINOR):
-                value, status = cudaDeviceGetAttribute(int(attribute), device)
-                status.check()
-                capability.append(value)
-            _device_memo[device] = ((capability[0], capability[1]), f"cuda device {device}")
+            _device_memo[device] = (device_capability(), f"cuda device {device}")
         else:
             props = cudaDeviceProp(device)
             _device_memo[device] = (props.compute_capability, props.name)
