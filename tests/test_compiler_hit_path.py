@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pygpu
 import pytest
-from pygpu import _pygpu, compiler
+from pygpu import _kernels, _pygpu, compiler
 
 
 def test_cuda_device_query_is_two_attributes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -18,7 +18,8 @@ def test_cuda_device_query_is_two_attributes(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(pygpu, "backend", lambda: "cuda")
     monkeypatch.setattr(compiler, "_device_memo", {})
-    monkeypatch.setattr(compiler, "cudaDeviceGetAttribute", attribute)
+    monkeypatch.setattr(_kernels, "_capabilities", {})
+    monkeypatch.setattr(_kernels, "cudaDeviceGetAttribute", attribute)
     monkeypatch.setattr(compiler, "cudaDeviceProp", lambda device: pytest.fail("all properties were queried"))
     assert compiler._device()[0] == (9, 0)
     assert compiler._device()[0] == (9, 0)
