@@ -137,10 +137,11 @@ def _declare(lib: Any) -> None:
         lib.ncclGetLastError.argtypes = [c_void_p]
         lib.ncclGetLastError.restype = c_char_p
     # From NCCL 2.14: communicators whose calls return ncclInProgress instead of blocking.
-    for name, argtypes in {
+    since_2_14: dict[str, list[Any]] = {
         "ncclCommInitRankConfig": [comm_p, c_int, UniqueIdStruct, c_int, ctypes.POINTER(ConfigStruct)],
         "ncclCommFinalize": [c_void_p],
-    }.items():
+    }
+    for name, argtypes in since_2_14.items():
         if hasattr(lib, name):
             getattr(lib, name).argtypes = argtypes
             getattr(lib, name).restype = c_int
