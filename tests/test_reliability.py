@@ -206,10 +206,11 @@ def test_out_of_memory_then_keeps_working() -> None:
 
 
 @pytest.mark.parametrize("allocate", ["mem_alloc", "gpuarray"])
-def test_host_kernel_writing_past_an_arguments_end_is_error_700(backend: str, allocate: str) -> None:
-    """A host kernel is host code: a write one element past an array would corrupt the process's
-    heap silently. The host backend watches the bytes after each allocation a launch's arguments
-    point into, and reports the write as a GPU reports its fault, then keeps working."""
+def test_host_kernel_writing_outside_an_arguments_allocation_is_error_700(backend: str, allocate: str) -> None:
+    """A host kernel is host code: a write one element past an array, or before it, would corrupt
+    the process's heap silently. The host backend watches the bytes around each allocation a
+    launch's arguments point into, and reports the write as a GPU reports its fault, then keeps
+    working."""
     if backend != "host":
         pytest.skip("on a GPU this is the driver's fault (test_kernel_fault_surfaces_as_a_cuda_error)")
     oob_write = pygpu.load_kernels("testing").get_function("oob_write")
@@ -225,6 +226,13 @@ def test_host_kernel_writing_past_an_arguments_end_is_error_700(backend: str, al
     with pytest.raises(pygpu.LaunchError, match="16 byte"):  # bytes 13 to 16 after the end
         oob_write(x, np.int64(n + 3), block=(1, 1, 1))
     oob_write(x, np.int64(0), block=(1, 1, 1))  # reported once: the watch is restored
+    # before the start, as a stencil's u[i - 1] at i = 0
+    with pytest.raises(pygpu.LaunchError, match="before the start of the allocation.*: 4 byte") as caught:
+        oob_write(x, np.int64(-1), block=(1, 1, 1))
+    assert caught.value.code == 700
+    with pytest.raises(pygpu.LaunchError, match="256 byte"):  # the far end of the watched bytes
+        oob_write(x, np.int64(-64), block=(1, 1, 1))
+    oob_write(x, np.int64(0), block=(1, 1, 1))
     ints = pygpu.gpuarray.GPUArray((n,), np.int32, gpudata=x) if allocate == "mem_alloc" else x
     got = ints.get()  # type: ignore[attr-defined]
     assert got[0] == 1 and got[n - 1] == 1 and got[1 : n - 1].sum() == 0

@@ -22,7 +22,8 @@ use crate::runtime::EVENT_INTERPROCESS;
 const MEMORY_MAGIC: &[u8; 8] = b"pygpuMEM";
 const EVENT_MAGIC: &[u8; 8] = b"pygpuEVT";
 
-/// A plain allocation: its mapping's length, and the file behind it once exported.
+/// A plain allocation: its mapping's length (from `LEADING_REDZONE` before the allocation), and
+/// the file behind it once exported.
 pub(super) struct PageMapping {
     map_bytes: usize,
     shared: Option<SharedFile>,
@@ -42,6 +43,8 @@ struct MemoryHandle {
     inode: u64,
     bytes: u64,
     map_bytes: u64,
+    /// Where the allocation starts in the file (after its leading redzone).
+    offset: u64,
 }
 
 impl MemoryHandle {
@@ -53,6 +56,7 @@ impl MemoryHandle {
         h[16..24].copy_from_slice(&self.inode.to_ne_bytes());
         h[24..32].copy_from_slice(&self.bytes.to_ne_bytes());
         h[32..40].copy_from_slice(&self.map_bytes.to_ne_bytes());
+        h[40..48].copy_from_slice(&self.offset.to_ne_bytes());
         h
     }
 
@@ -66,6 +70,7 @@ impl MemoryHandle {
             inode: u64::from_ne_bytes(h[16..24].try_into().ok()?),
             bytes: u64::from_ne_bytes(h[24..32].try_into().ok()?),
             map_bytes: u64::from_ne_bytes(h[32..40].try_into().ok()?),
+            offset: u64::from_ne_bytes(h[40..48].try_into().ok()?),
         })
     }
 }
@@ -98,11 +103,11 @@ impl HostBackend {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
         let map_bytes = bytes
-            .checked_add(REDZONE)
+            .checked_add(LEADING_REDZONE + REDZONE)
             .and_then(|b| b.checked_next_multiple_of(page_size()))
             .ok_or(Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
         // SAFETY: a new anonymous mapping at an address the kernel chooses touches no existing memory.
-        let ptr = unsafe {
+        let mapping = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 map_bytes,
@@ -112,17 +117,18 @@ impl HostBackend {
                 0,
             )
         };
-        if ptr == libc::MAP_FAILED {
+        if mapping == libc::MAP_FAILED {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
-        // SAFETY: the mapping holds bytes + REDZONE.
-        unsafe { memory::fill_redzone(ptr as u64, bytes) };
-        state.redzones.insert(ptr as u64);
+        let ptr = mapping as u64 + LEADING_REDZONE as u64;
+        // SAFETY: the mapping holds LEADING_REDZONE + bytes + REDZONE.
+        unsafe { memory::fill_redzones(ptr, bytes) };
+        state.redzones.insert(ptr);
         let device = CURRENT_DEVICE.with(|d| d.get());
-        state.allocations.insert(ptr as u64, (bytes, device));
+        state.allocations.insert(ptr, (bytes, device));
         state.allocated_bytes += bytes;
-        state.page_mappings.insert(ptr as u64, PageMapping { map_bytes, shared: None });
-        Ok(ptr as u64)
+        state.page_mappings.insert(ptr, PageMapping { map_bytes, shared: None });
+        Ok(ptr)
     }
 
     /// Unmaps a plain allocation already removed from the registry; false if `ptr` is not one.
@@ -131,7 +137,7 @@ impl HostBackend {
     pub(super) unsafe fn unmap_pages(state: &mut State, ptr: DevicePtr) -> bool {
         let Some(mapping) = state.page_mappings.remove(&ptr) else { return false };
         // SAFETY: the registry says this range is our own mapping; the caller vouches it is unused.
-        unsafe { libc::munmap(ptr as *mut libc::c_void, mapping.map_bytes) };
+        unsafe { libc::munmap((ptr - LEADING_REDZONE as u64) as *mut libc::c_void, mapping.map_bytes) };
         true
     }
 
@@ -160,7 +166,7 @@ impl HostBackend {
             )));
         };
         if mapping.shared.is_none() {
-            mapping.shared = Some(share_in_place(base, mapping.map_bytes)?);
+            mapping.shared = Some(share_in_place(base - LEADING_REDZONE as u64, mapping.map_bytes)?);
         }
         let shared = mapping.shared.as_ref().ok_or_else(|| invalid("the allocation was not shared".to_string()))?;
         Ok(MemoryHandle {
@@ -169,6 +175,7 @@ impl HostBackend {
             inode: shared.inode,
             bytes: bytes as u64,
             map_bytes: mapping.map_bytes as u64,
+            offset: LEADING_REDZONE as u64,
         }
         .encode())
     }
@@ -194,11 +201,15 @@ impl HostBackend {
         let meta = file.metadata().map_err(|e| gone(e.to_string()))?;
         let map_bytes = usize::try_from(h.map_bytes).map_err(|_| gone("size".to_string()))?;
         let bytes = usize::try_from(h.bytes).map_err(|_| gone("size".to_string()))?;
-        if meta.ino() != h.inode || meta.len() != h.map_bytes || bytes > map_bytes {
+        let offset = usize::try_from(h.offset).map_err(|_| gone("offset".to_string()))?;
+        if meta.ino() != h.inode
+            || meta.len() != h.map_bytes
+            || offset.checked_add(bytes).is_none_or(|end| end > map_bytes)
+        {
             return Err(gone("the descriptor now names another file".to_string()));
         }
         // SAFETY: a new shared mapping of the exporter's file at an address the kernel chooses.
-        let ptr = unsafe {
+        let mapping = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 map_bytes,
@@ -208,26 +219,27 @@ impl HostBackend {
                 0,
             )
         };
-        if ptr == libc::MAP_FAILED {
+        if mapping == libc::MAP_FAILED {
             return Err(gone(std::io::Error::last_os_error().to_string()));
         }
+        let ptr = mapping as u64 + offset as u64;
         let device = CURRENT_DEVICE.with(|d| d.get());
         let mut state = self.state();
-        state.allocations.insert(ptr as u64, (bytes, device));
-        state.ipc_opened.insert(ptr as u64, map_bytes);
-        Ok(ptr as u64)
+        state.allocations.insert(ptr, (bytes, device));
+        state.ipc_opened.insert(ptr, (mapping as u64, map_bytes));
+        Ok(ptr)
     }
 
     /// # Safety
     /// Nothing uses the mapping at `ptr` afterwards.
     pub(super) unsafe fn cpu_ipc_close_mem_handle(&self, ptr: DevicePtr) -> Result<()> {
         let mut state = self.state();
-        let Some(map_bytes) = state.ipc_opened.remove(&ptr) else {
+        let Some((mapping, map_bytes)) = state.ipc_opened.remove(&ptr) else {
             return Err(invalid(format!("0x{ptr:x} is not memory opened from an IPC handle")));
         };
         state.allocations.remove(&ptr);
         // SAFETY: the registry says this is our mapping of the exporter's file; the caller vouches it is unused.
-        unsafe { libc::munmap(ptr as *mut libc::c_void, map_bytes) };
+        unsafe { libc::munmap(mapping as *mut libc::c_void, map_bytes) };
         Ok(())
     }
 

@@ -20,20 +20,22 @@ impl HostBackend {
         if bytes > self.total_memory.saturating_sub(state.allocated_bytes) {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
-        let layout = layout(bytes.checked_add(REDZONE).ok_or(Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?)?;
+        let padded = bytes.checked_add(LEADING_REDZONE + REDZONE).ok_or(Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
+        let layout = layout(padded)?;
         // SAFETY: the layout has a non-zero size. Zeroed so that no stale data of an
         // earlier allocation is ever observable, as on a GPU with a fresh context.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
+        let block = unsafe { alloc_zeroed(layout) };
+        if block.is_null() {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
-        // SAFETY: the block holds bytes + REDZONE.
-        unsafe { fill_redzone(ptr as u64, bytes) };
-        state.redzones.insert(ptr as u64);
+        let ptr = block as u64 + LEADING_REDZONE as u64;
+        // SAFETY: the block holds LEADING_REDZONE + bytes + REDZONE from `block`.
+        unsafe { fill_redzones(ptr, bytes) };
+        state.redzones.insert(ptr);
         let device = CURRENT_DEVICE.with(|d| d.get());
-        state.allocations.insert(ptr as u64, (bytes, device));
+        state.allocations.insert(ptr, (bytes, device));
         state.allocated_bytes += bytes;
-        Ok(ptr as u64)
+        Ok(ptr)
     }
 
     pub(super) unsafe fn cpu_free(&self, ptr: DevicePtr) -> Result<()> {
@@ -66,21 +68,23 @@ impl HostBackend {
     /// nothing uses it any more.
     unsafe fn release_block(state: &mut State, ptr: DevicePtr, bytes: usize) {
         state.allocated_bytes -= bytes;
-        let padded = if state.redzones.remove(&ptr) { bytes + REDZONE } else { bytes };
+        let guarded = state.redzones.remove(&ptr);
         // SAFETY: the caller vouches the range is out of the registry and unused.
         if unsafe { Self::unmap_pages(state, ptr) } {
             return;
         }
+        let (block, padded) =
+            if guarded { (ptr - LEADING_REDZONE as u64, LEADING_REDZONE + bytes + REDZONE) } else { (ptr, bytes) };
         if let Ok(layout) = layout(padded) {
-            // SAFETY: not a page mapping, so alloc_zeroed gave it with this layout (the
-            // registry said so); the caller releases it once.
-            unsafe { dealloc(ptr as *mut u8, layout) };
+            // SAFETY: not a page mapping, so alloc_zeroed gave `block` with this layout (the
+            // registry said whether it has redzones); the caller releases it once.
+            unsafe { dealloc(block as *mut u8, layout) };
         }
     }
 
-    /// After a launch: the redzones after the allocations it was given (`guarded`, start and
-    /// bytes) are intact, or the launch wrote past an end: error 700 naming the allocation
-    /// (the redzone is restored, so the report is made once).
+    /// After a launch: the redzones around the allocations it was given (`guarded`, start and
+    /// bytes) are intact, or the launch wrote outside one: error 700 naming the allocation
+    /// (the redzones are restored, so the report is made once).
     pub(super) fn check_redzones(&self, guarded: &[(u64, usize)]) -> Result<()> {
         if guarded.is_empty() {
             return Ok(());
@@ -91,16 +95,20 @@ impl HostBackend {
             if !state.redzones.contains(&start) || state.allocations.get(&start).is_none_or(|a| a.0 != bytes) {
                 continue;
             }
-            // SAFETY: a live allocation with a redzone (the registry says so, under its lock).
-            if let Some(offset) = unsafe { damaged_redzone(start, bytes) } {
+            // SAFETY: a live allocation with redzones (the registry says so, under its lock).
+            if let Some(damage) = unsafe { damaged_redzones(start, bytes) } {
+                let (place, offset) = match damage {
+                    Damage::Before(n) => ("before the start", format!("{n} byte(s) before its start")),
+                    Damage::After(n) => ("past the end", format!("{n} byte(s) after its end")),
+                };
                 return Err(Error::Detailed {
                     code: CUDA_ERROR_ILLEGAL_ADDRESS,
                     backend: BackendKind::Host,
                     detail: format!(
-                        "the kernel wrote past the end of the allocation at 0x{start:x} ({bytes} bytes), which one \
-                         of its arguments points into: {offset} byte(s) after its end (a GPU faults with error \
-                         700 here). The host backend watches the {REDZONE} bytes after each argument's allocation; \
-                         writes further out, or through pointers it was not given, go unseen"
+                        "the kernel wrote {place} of the allocation at 0x{start:x} ({bytes} bytes), which one of \
+                         its arguments points into: {offset} (a GPU faults with error 700 here). The host backend \
+                         watches the {LEADING_REDZONE} bytes before and the {REDZONE} bytes after each argument's \
+                         allocation; writes further out, or through pointers it was not given, go unseen"
                     ),
                 });
             }
@@ -258,23 +266,42 @@ extern "C" fn fork_child() {
     });
 }
 
-/// Fills the redzone after `[ptr, ptr + bytes)`.
+/// Fills the redzones around `[ptr, ptr + bytes)`.
 /// # Safety
-/// `[ptr + bytes, ptr + bytes + REDZONE)` belongs to the allocation's block and nothing else uses it.
-pub(super) unsafe fn fill_redzone(ptr: u64, bytes: usize) {
-    // SAFETY: the caller vouches for the range.
-    unsafe { std::ptr::write_bytes((ptr as usize + bytes) as *mut u8, REDZONE_BYTE, REDZONE) };
+/// `[ptr - LEADING_REDZONE, ptr)` and `[ptr + bytes, ptr + bytes + REDZONE)` belong to the
+/// allocation's block and nothing else uses them.
+pub(super) unsafe fn fill_redzones(ptr: u64, bytes: usize) {
+    // SAFETY: the caller vouches for both ranges.
+    unsafe {
+        std::ptr::write_bytes((ptr as usize - LEADING_REDZONE) as *mut u8, REDZONE_BYTE, LEADING_REDZONE);
+        std::ptr::write_bytes((ptr as usize + bytes) as *mut u8, REDZONE_BYTE, REDZONE);
+    }
 }
 
-/// The offset (1-based, past the end) of the last overwritten redzone byte after
-/// `[ptr, ptr + bytes)`, with the redzone restored; None if it is intact.
+/// Where a kernel wrote into a redzone, as the farthest byte's distance from the allocation:
+/// 1 is the byte just before its start, or just after its end.
+enum Damage {
+    Before(usize),
+    After(usize),
+}
+
+/// The damage to the redzones around `[ptr, ptr + bytes)`, with them restored; None if both
+/// are intact.
 /// # Safety
-/// As `fill_redzone`.
-unsafe fn damaged_redzone(ptr: u64, bytes: usize) -> Option<usize> {
-    // SAFETY: the caller vouches that the redzone is the allocation's.
-    let zone = unsafe { std::slice::from_raw_parts((ptr as usize + bytes) as *const u8, REDZONE) };
-    let last = zone.iter().rposition(|&b| b != REDZONE_BYTE)?;
-    // SAFETY: the same range.
-    unsafe { fill_redzone(ptr, bytes) };
-    Some(last + 1)
+/// As `fill_redzones`.
+unsafe fn damaged_redzones(ptr: u64, bytes: usize) -> Option<Damage> {
+    // SAFETY: the caller vouches that the redzones are the allocation's.
+    let (before, after) = unsafe {
+        (
+            std::slice::from_raw_parts((ptr as usize - LEADING_REDZONE) as *const u8, LEADING_REDZONE),
+            std::slice::from_raw_parts((ptr as usize + bytes) as *const u8, REDZONE),
+        )
+    };
+    let damage = match before.iter().position(|&b| b != REDZONE_BYTE) {
+        Some(first) => Damage::Before(LEADING_REDZONE - first),
+        None => Damage::After(after.iter().rposition(|&b| b != REDZONE_BYTE)? + 1),
+    };
+    // SAFETY: the same ranges.
+    unsafe { fill_redzones(ptr, bytes) };
+    Some(damage)
 }

@@ -41,6 +41,9 @@ const ALIGNMENT: usize = 256;
 /// launch whose arguments point into the allocation: a host kernel that writes past the end of
 /// an array is reported (error 700, as a GPU faults) instead of silently corrupting the heap.
 const REDZONE: usize = 64;
+/// Bytes before each plain device allocation, watched in the same way (a stencil's `u[i - 1]` at
+/// `i = 0`): a whole `ALIGNMENT`, so that the allocation keeps cudaMalloc's alignment.
+const LEADING_REDZONE: usize = ALIGNMENT;
 const REDZONE_BYTE: u8 = 0xa5;
 
 thread_local! {
@@ -77,14 +80,16 @@ struct State {
     /// Context limits set by context_set_limit (CUlimit -> value); the rest keep their defaults.
     limits: HashMap<i32, usize>,
     cache_config: i32,
-    /// Plain allocations (cpu_malloc, cpu_malloc_pages) followed by a redzone (`REDZONE`).
+    /// Plain allocations (cpu_malloc, cpu_malloc_pages) between redzones (`LEADING_REDZONE`
+    /// before, `REDZONE` after).
     redzones: HashSet<u64>,
     /// (device, peer) pairs with peer access enabled.
     peer_access: HashSet<(i32, i32)>,
     /// Plain allocations (mem_alloc): whole pages, which can be shared with other processes.
     page_mappings: HashMap<u64, ipc::PageMapping>,
-    /// Mappings of other processes' memory opened from IPC handles: start -> mapped bytes.
-    ipc_opened: HashMap<u64, usize>,
+    /// Mappings of other processes' memory opened from IPC handles: the allocation's start ->
+    /// (the mapping's start, its bytes).
+    ipc_opened: HashMap<u64, (u64, usize)>,
     /// Kernel launches running now (on any thread): memory freed meanwhile is only taken out
     /// of the registry, and released by the last of them to end (`memory::LaunchGuard`).
     running_launches: usize,
