@@ -43,21 +43,6 @@ def kernels_of(image: bytes) -> list[str]:
     return sorted({n.decode() for n in re.findall(rb"\.text\.([A-Za-z_0-9]+)", image)})
 
 
-def cubins_of(fatbin: bytes) -> list[bytes]:
-    """The ELF images (one cubin per architecture) inside a fatbin."""
-    images = []
-    start = fatbin.find(b"\x7fELF")
-    while start >= 0:
-        header = fatbin[start : start + 64]
-        phoff, shoff = (int.from_bytes(header[o : o + 8], "little") for o in (0x20, 0x28))
-        phentsize, phnum, shentsize, shnum = (
-            int.from_bytes(header[o : o + 2], "little") for o in (0x36, 0x38, 0x3A, 0x3C)
-        )
-        images.append(fatbin[start : start + max(shoff + shnum * shentsize, phoff + phnum * phentsize)])
-        start = fatbin.find(b"\x7fELF", start + 64)
-    return images
-
-
 def measure(path: Path, warm: Path, kernel: str, mode: str, procs: int) -> dict[str, float]:
     env = dict(os.environ, CUDA_MODULE_LOADING=mode)
     loads, lookups = [], []
@@ -82,17 +67,20 @@ def main() -> None:
     parser.add_argument("--json")
     args = parser.parse_args()
     import pygpu
+    from pygpu._kernels import device_capability, native_cubin
 
     folder = Path(pygpu.__file__).parent / "kernels"
     names = ["testing", "cast", "arith_f32", "arith_f64", "cumath_f64", "reduce_float64", "reduce_uint64"]
     warm = folder / "testing.fatbin"
     rows = []
     targets = [(n, folder / f"{n}.fatbin") for n in names if (folder / f"{n}.fatbin").is_file()]
-    # The same kernels as one bare cubin: does the driver's time follow the fatbin or the image it picks?
-    tmp = Path(tempfile.mkdtemp())
-    for i, image in enumerate(cubins_of((folder / "arith_f64.fatbin").read_bytes())):
-        (tmp / f"arith_f64.{i}.cubin").write_bytes(image)
-        targets.append((f"arith_f64 (cubin {i} alone)", tmp / f"arith_f64.{i}.cubin"))
+    # The same kernels as the one cubin pygpu loads for this GPU (what pygpu._kernels.load_kernels
+    # gives the driver): does the driver's time follow the fatbin or the image it picks?
+    cubin = native_cubin((folder / "arith_f64.fatbin").read_bytes(), device_capability())
+    if cubin is not None:
+        path = Path(tempfile.mkdtemp()) / "arith_f64.cubin"
+        path.write_bytes(cubin)
+        targets.append(("arith_f64 (this GPU's cubin alone)", path))
     for label, path in targets:
         image = path.read_bytes()
         kernels = kernels_of(image)

@@ -159,6 +159,25 @@ def test_a_wait_nccl_never_finishes_is_a_timeout_that_aborts(monkeypatch: pytest
     comm.close()  # no finalize or destroy on an aborted handle
 
 
+def test_synchronize_past_its_timeout_aborts_and_says_so() -> None:
+    class Unfinished:
+        ended, aborted = False, 0
+
+        def wait(self, stream: Any, timeout: float) -> bool:
+            return False
+
+        def abort(self) -> None:
+            self.aborted += 1
+
+    engine = Unfinished()
+    comm = nccl.Communicator._wrap(engine, pygpu.cudaGetDevice()[0])
+    with pytest.raises(nccl.NcclError, match=r"the collectives on this stream did not finish within 0.5 s .* aborted"):
+        comm.synchronize(timeout=0.5)
+    assert engine.aborted == 1
+    with pytest.raises(ValueError, match="closed"):
+        comm.synchronize()
+
+
 def test_an_asynchronous_error_aborts_and_names_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _NonBlockingNccl(polls=3, final=3)  # ncclInternalError
     monkeypatch.setattr(_nccl_cuda, "library", lambda: fake)

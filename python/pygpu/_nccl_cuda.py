@@ -15,7 +15,7 @@ import numpy as np
 from pygpu._nccl_library import ConfigStruct, NcclError, UniqueIdStruct, library
 from pygpu._pygpu import cudaStreamQuery
 
-__all__ = ["NcclEngine", "check", "group_end", "group_start", "unique_id", "version"]
+__all__ = ["NcclEngine", "check", "group_end", "group_start", "timed_out", "unique_id", "version"]
 
 # ncclDataType_t and ncclRedOp_t.
 DTYPES = {
@@ -78,6 +78,15 @@ def group_end() -> None:
         check(code)
     for engine in members:
         engine.settle(code, "the group of calls")
+
+
+def timed_out(what: str, seconds: float) -> NcclError:
+    """The error for a wait on the other ranks that passed its deadline (after the abort)."""
+    return NcclError(
+        6,  # ncclRemoteError
+        f"NCCL: {what} did not finish within {seconds:g} s (a rank that died, never joined or called "
+        "something else); the communicator was aborted",
+    )
 
 
 def _poll(ready: Callable[[], bool], timeout: float) -> bool:
@@ -173,11 +182,7 @@ class NcclEngine:
 
             if not _poll(settled, self.timeout):
                 self.abort()
-                raise NcclError(
-                    6,  # ncclRemoteError
-                    f"NCCL: {what} did not finish within {self.timeout:g} s (a rank that died, never "
-                    "joined or called something else); the communicator was aborted",
-                )
+                raise timed_out(what, self.timeout)
             code = state[0]
             if code != 0:
                 with contextlib.suppress(NcclError):

@@ -278,11 +278,7 @@ class Communicator:
             raise
         if not finished:
             self.abort()  # ends the communicator's kernels, so the stream drains
-            raise NcclError(
-                6,  # ncclRemoteError
-                f"NCCL: the collectives on this stream did not finish within {seconds:g} s (a rank that died "
-                "or called something else); the communicator was aborted",
-            )
+            raise _nccl_cuda.timed_out("the collectives on this stream", seconds)
 
     # ------------------------------------------------------------------ calls
 
