@@ -115,6 +115,34 @@ def test_buffers_of_another_device_are_refused(unopened: nccl.Communicator) -> N
         comm.all_reduce(on1, on1)
 
 
+def test_calls_run_on_the_communicators_device_whichever_is_current() -> None:
+    """The engine is called with the communicator's device current, then the caller's device is
+    current again (host backend with two devices: the same switching as on cuda)."""
+    done = run_python(
+        """
+        import numpy as np, pygpu
+        from pygpu import _nccl_cuda, nccl
+
+        class Recorder:
+            ended, nranks, seen = False, 2, []
+            def send(self, buf, peer, stream):
+                self.seen.append((pygpu.cudaGetDevice()[0], buf.device, peer, stream))
+
+        engine = Recorder()
+        comm = nccl.Communicator._wrap(engine, 1)
+        with pygpu.Device(1):
+            x = pygpu.zeros(4, np.float32)
+            comm.send(x, 1)
+        comm.send(x, 0)  # device 0 current: switched to 1 for the call, and back
+        print(engine.seen, pygpu.cudaGetDevice()[0])
+        comm._engine = None
+        """,
+        env={"PYGPU_BACKEND": "host", "PYGPU_HOST_DEVICES": "2"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[(1, 1, 1, 0), (1, 1, 0, 0)] 0"
+
+
 class _NonBlockingNccl:
     """Stands in for libnccl: a non-blocking communicator whose state stays ncclInProgress for
     ``polls`` queries, then becomes ``final``."""

@@ -37,6 +37,7 @@ import numpy as np
 import pygpu
 from pygpu import _nccl_cuda, _nccl_mpi
 from pygpu._contexts import Device
+from pygpu._multi_device import current_device
 from pygpu._pygpu import cudaStreamSynchronize
 from pygpu._nccl_library import UNIQUE_ID_BYTES, NcclError, NcclUnavailableError
 from pygpu.gpuarray import GPUArray, from_dlpack
@@ -221,12 +222,13 @@ class Communicator:
             else:
                 engine = _nccl_cuda.NcclEngine.init_rank(nranks, bytes(uid), rank, self.timeout, blocking)
         self._engine: Any = engine
+        self._size: int | None = None
         self.device = ordinal
 
     @classmethod
     def _wrap(cls, engine: Any, device: int) -> Communicator:
         comm: Communicator = cls.__new__(cls)
-        comm._engine, comm.device, comm.timeout = engine, device, DEFAULT_TIMEOUT
+        comm._engine, comm.device, comm.timeout, comm._size = engine, device, DEFAULT_TIMEOUT, None
         return comm
 
     def _live(self) -> Any:
@@ -242,7 +244,10 @@ class Communicator:
 
     @property
     def nranks(self) -> int:
-        return int(self._live().nranks)
+        engine = self._live()
+        if self._size is None:  # asked once: every send and recv checks its peer against it
+            self._size = int(engine.nranks)
+        return self._size
 
     def close(self) -> None:
         """Destroys the communicator (after its queued work); idempotent."""
@@ -282,10 +287,11 @@ class Communicator:
 
     # ------------------------------------------------------------------ calls
 
-    @contextlib.contextmanager
-    def _call(self, stream: Any, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> Iterator[tuple[Any, Any]]:
-        """Checks the buffers' device, orders the call after their pending writes and records
-        its writes; yields (engine, the stream's handle)."""
+    def _issue(self, call: str, stream: Any, reads: Sequence[_Buffer], writes: Sequence[_Buffer], *args: Any) -> None:
+        """Checks the buffers' device, orders the call after their pending writes, makes the
+        engine's ``call(*args, stream handle)`` on the communicator's device and records its
+        writes. Every step loop's exchange comes through here: it switches devices only when
+        another one is current."""
         engine = self._live()
         for b in (*reads, *writes):
             if b.device is not None and b.device != self.device:
@@ -301,8 +307,11 @@ class Communicator:
             for b in (*reads, *writes):
                 if b.array is not None:
                     b.array._order.before(stream)
-        with Device(self.device):
-            yield engine, handle
+        if current_device() == self.device:
+            getattr(engine, call)(*args, handle)
+        else:
+            with Device(self.device):
+                getattr(engine, call)(*args, handle)
         if not host:
             for b in writes:
                 if b.array is not None:
@@ -320,50 +329,43 @@ class Communicator:
         send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
         _reducible(send.dtype, op, "all_reduce")
         _same(send, recv, 1, "all_reduce: recvbuf must match sendbuf")
-        with self._call(stream, [send], [recv]) as (engine, s):
-            engine.all_reduce(send, recv, op, s)
+        self._issue("all_reduce", stream, [send], [recv], send, recv, op)
 
     def broadcast(self, sendbuf: Any, recvbuf: Any, root: int = 0, stream: Any = None) -> None:
         """recvbuf = root's sendbuf on every rank (sendbuf matters only on root)."""
         send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
         _same(send, recv, 1, "broadcast: recvbuf must match sendbuf")
-        with self._call(stream, [send], [recv]) as (engine, s):
-            engine.broadcast(send, recv, self._root(root), s)
+        self._issue("broadcast", stream, [send], [recv], send, recv, self._root(root))
 
     def reduce(self, sendbuf: Any, recvbuf: Any, op: str = "sum", root: int = 0, stream: Any = None) -> None:
         """recvbuf on root = op over the ranks of sendbuf."""
         send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
         _reducible(send.dtype, op, "reduce")
         _same(send, recv, 1, "reduce: recvbuf must match sendbuf")
-        with self._call(stream, [send], [recv]) as (engine, s):
-            engine.reduce(send, recv, op, self._root(root), s)
+        self._issue("reduce", stream, [send], [recv], send, recv, op, self._root(root))
 
     def all_gather(self, sendbuf: Any, recvbuf: Any, stream: Any = None) -> None:
         """recvbuf = every rank's sendbuf, in rank order (recvbuf holds nranks times sendbuf)."""
         send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
         _same(recv, send, self.nranks, "all_gather: recvbuf must hold nranks times sendbuf")
-        with self._call(stream, [send], [recv]) as (engine, s):
-            engine.all_gather(send, recv, s)
+        self._issue("all_gather", stream, [send], [recv], send, recv)
 
     def reduce_scatter(self, sendbuf: Any, recvbuf: Any, op: str = "sum", stream: Any = None) -> None:
         """recvbuf = this rank's block of op over the ranks of sendbuf (nranks blocks of recvbuf's size)."""
         send, recv = _Buffer(sendbuf, "sendbuf"), _Buffer(recvbuf, "recvbuf")
         _reducible(recv.dtype, op, "reduce_scatter")
         _same(send, recv, self.nranks, "reduce_scatter: sendbuf must hold nranks times recvbuf")
-        with self._call(stream, [send], [recv]) as (engine, s):
-            engine.reduce_scatter(send, recv, op, s)
+        self._issue("reduce_scatter", stream, [send], [recv], send, recv, op)
 
     def send(self, buf: Any, peer: int, stream: Any = None) -> None:
         """Sends buf to rank ``peer``, which receives it with recv (pair them inside group())."""
         b = _Buffer(buf, "buf")
-        with self._call(stream, [b], []) as (engine, s):
-            engine.send(b, self._peer(peer), s)
+        self._issue("send", stream, [b], [], b, self._peer(peer))
 
     def recv(self, buf: Any, peer: int, stream: Any = None) -> None:
         """Receives into buf what rank ``peer`` sends."""
         b = _Buffer(buf, "buf")
-        with self._call(stream, [], [b]) as (engine, s):
-            engine.recv(b, self._peer(peer), s)
+        self._issue("recv", stream, [], [b], b, self._peer(peer))
 
     def _root(self, root: int) -> int:
         if not 0 <= root < self.nranks:
