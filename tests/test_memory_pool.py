@@ -218,6 +218,70 @@ def test_a_block_still_written_on_a_non_blocking_stream_is_not_handed_out(pool: 
     stream.close()
 
 
+# A fresh process per case: the block cache (runtime/block_cache.rs) reuses a freed block
+# without a driver call only while no stream but the legacy one has existed during the block's
+# life; once a test in this process has made a non-blocking stream, it is off for good.
+_REUSE_CASE = """
+    import numpy as np
+    import pygpu
+    from pygpu import gpuarray
+    n = 1 << 22
+    def chain(stream=None):
+        x = gpuarray.empty(n, np.float32)
+        for i in range(100):
+            x.fill(float(i), stream=stream)
+        return x
+    def check(y, what):
+        pygpu.cudaDeviceSynchronize()
+        got = np.unique(y.get())
+        assert list(got) == [-3.0], f"{what}: the reused block holds {got}"
+"""
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # Freed while its writes are queued on the legacy stream, reused there.
+        "x = chain(); address = int(x.gpudata); del x\n"
+        "y = gpuarray.empty(n, np.float32); y.fill(-3.0); check(y, 'legacy')\n"
+        "print(int(y.gpudata) == address)",
+        # Cached before a stream existed, reused on a new blocking stream.
+        "x = chain(); del x\ns = pygpu.cudaStream_t()\n"
+        "y = gpuarray.empty(n, np.float32); y.fill(-3.0, stream=s); check(y, 'new stream')",
+        # Written on one blocking stream, freed, reused on another: not ordered by the legacy stream.
+        "s1, s2 = pygpu.cudaStream_t(), pygpu.cudaStream_t()\nx = chain(s1); del x\n"
+        "y = gpuarray.empty(n, np.float32); y.fill(-3.0, stream=s2); check(y, 'two streams')",
+        # Written on a stream that is destroyed before the block is freed.
+        "s1 = pygpu.cudaStream_t()\nx = chain(s1); s1.close(); del x\ns2 = pygpu.cudaStream_t()\n"
+        "y = gpuarray.empty(n, np.float32); y.fill(-3.0, stream=s2); check(y, 'closed stream')",
+        # Cached blocks go back to the device with free_all_blocks.
+        "pool = pygpu.get_default_memory_pool()\nx = chain(); del x\n"
+        "pool.free_all_blocks(); assert pool.total_bytes() == pool.used_bytes(), pool.total_bytes()",
+    ],
+    ids=["legacy", "cached-then-new-stream", "two-streams", "closed-stream", "free-all-blocks"],
+)
+def test_a_reused_block_is_ordered_after_its_earlier_work(case: str) -> None:
+    result = run_python(_REUSE_CASE + "\n".join("    " + line for line in case.split("\n")))
+    assert result.returncode == 0, result.stderr
+    if "address" in case:
+        assert result.stdout.split() == ["True"], "the freed block was handed out again"
+
+
+@pytest.mark.gpu
+def test_a_block_shared_with_another_library_is_not_reused_before_its_work() -> None:
+    pytest.importorskip("cupy")
+    # CuPy writes the block on a blocking stream of its own, which pygpu never sees; the block
+    # must go back through the driver's free on the legacy stream, which waits for that work.
+    case = (
+        "import cupy\nx = gpuarray.zeros(n, np.float32); view = cupy.asarray(x)\n"
+        "with cupy.cuda.Stream():\n    for i in range(200): view += 1\n"
+        "del view, x\ns = pygpu.cudaStream_t()\n"
+        "y = gpuarray.empty(n, np.float32); y.fill(-3.0, stream=s); check(y, 'shared with cupy')"
+    )
+    result = run_python(_REUSE_CASE + "\n".join("    " + line for line in case.split("\n")))
+    assert result.returncode == 0, result.stderr
+
+
 @pytest.mark.gpu
 def test_out_of_memory_gives_the_cache_back_and_retries(pool: pygpu.MemoryPool) -> None:
     free = pygpu.mem_get_info()[0]

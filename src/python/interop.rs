@@ -23,9 +23,12 @@ fn foreign_stream(raw: usize) -> PyResult<StreamHandle> {
         ))
         .into());
     }
-    if !matches!(raw, 0 | CUDA_STREAM_LEGACY | CUDA_STREAM_PER_THREAD) {
+    match raw {
+        0 | CUDA_STREAM_LEGACY => {}
+        // Ordered with the legacy stream, but not with another thread's per-thread stream.
+        CUDA_STREAM_PER_THREAD => backend()?.pool_note_per_thread_stream(),
         // Another library's stream may use pooled memory out of the legacy stream's order.
-        backend()?.pool_note_unordered_stream()?;
+        _ => backend()?.pool_note_unordered_stream()?,
     }
     // SAFETY: the audited point of trust for foreign streams. The Python API documents that
     // `raw` is a live stream of the current device made by another library (or 0/1/2);

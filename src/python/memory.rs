@@ -159,7 +159,7 @@ impl DeviceAllocation {
     /// address to a consumer that cannot be told about a free (numpy, DLPack). `what` names
     /// the export in free()'s error.
     fn _export(slf: &Bound<'_, Self>) -> PyResult<AllocationExport> {
-        slf.get().live_ptr()?;
+        slf.get().buffer.with(DeviceBuffer::mark_shared)?;
         slf.get().exports.fetch_add(1, Ordering::AcqRel);
         Ok(AllocationExport { allocation: slf.clone().unbind() })
     }

@@ -1,6 +1,9 @@
 //! Owned device and page-locked host memory: released exactly once, when dropped.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use super::block_cache::BlockCache;
 
 use super::context::Context;
 use super::error::{record_error, CUDA_ERROR_MEMORY_ALLOCATION};
@@ -50,8 +53,12 @@ pub struct DeviceBuffer {
     ptr: DevicePtr,
     bytes: usize,
     ctx: Arc<Context>,
-    /// From `pool::default_pool()`.
-    pooled: bool,
+    /// From `pool::default_pool()`: the ticket its allocation gave.
+    pooled: Option<u64>,
+    /// Set once the address went to another library (DLPack, CUDA Array Interface), whose
+    /// work on its own streams pygpu cannot see: the block is then never reused without the
+    /// backend's stream-ordered free (`block_cache`).
+    shared: AtomicBool,
     /// Set while a user's memory pool lends the block out: dropping gives it back there.
     lender: Option<Arc<dyn BlockLender>>,
 }
@@ -82,7 +89,7 @@ impl DeviceBuffer {
 
     pub fn alloc(ctx: &Arc<Context>, bytes: usize) -> Result<Self> {
         let ptr = ctx.backend().malloc(bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, ctx: ctx.clone(), pooled: false, lender: None })
+        Ok(DeviceBuffer { ptr, bytes, ctx: ctx.clone(), pooled: None, shared: AtomicBool::new(false), lender: None })
     }
 
     /// `bytes` from the caching pool on the current device (plain `malloc` where
@@ -93,8 +100,8 @@ impl DeviceBuffer {
         if !pool.enabled() {
             return Self::alloc(&ctx, bytes);
         }
-        let ptr = pool.alloc(ctx.backend(), ctx.device(), bytes)?;
-        Ok(DeviceBuffer { ptr, bytes, ctx, pooled: true, lender: None })
+        let (ptr, ticket) = pool.alloc(ctx.backend(), ctx.device(), bytes)?;
+        Ok(DeviceBuffer { ptr, bytes, ctx, pooled: Some(ticket), shared: AtomicBool::new(false), lender: None })
     }
 
     /// This block, given back to `lender` instead of freed when dropped.
@@ -105,6 +112,11 @@ impl DeviceBuffer {
 
     pub fn ptr(&self) -> DevicePtr {
         self.ptr
+    }
+
+    /// Records that the address went to another library (see `shared`).
+    pub fn mark_shared(&self) {
+        self.shared.store(true, Ordering::Release);
     }
 
     pub fn bytes(&self) -> usize {
@@ -162,17 +174,21 @@ impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         if let Some(lender) = self.lender.take() {
             let (ptr, bytes, pooled) = (self.ptr, self.bytes, self.pooled);
-            lender.take_back(DeviceBuffer { ptr, bytes, ctx: self.ctx.clone(), pooled, lender: None });
+            let shared = AtomicBool::new(self.shared.load(Ordering::Acquire));
+            lender.take_back(DeviceBuffer { ptr, bytes, ctx: self.ctx.clone(), pooled, shared, lender: None });
             return;
         }
         if super::in_forked_child() {
             return; // the parent owns the memory
         }
         let backend = self.ctx.backend();
-        let freed = if self.pooled {
+        let freed = if let Some(mut ticket) = self.pooled {
+            if self.shared.load(Ordering::Acquire) {
+                ticket = BlockCache::NEVER;
+            }
             // SAFETY: ptr came from the default pool with these values and is dropped exactly
             // once; the free is ordered after all work queued on blocking streams.
-            unsafe { super::pool::default_pool().free(backend, self.ctx.device(), self.ptr, self.bytes) }
+            unsafe { super::pool::default_pool().free(backend, self.ctx.device(), self.ptr, ticket, self.bytes) }
         } else {
             // SAFETY: ptr came from this backend's malloc and is dropped exactly once.
             unsafe { backend.free(self.ptr) }

@@ -18,6 +18,7 @@
 //! take raw pointers or destroy a handle are `unsafe fn` with a `# Safety` section.
 
 pub mod bin_pool;
+pub mod block_cache;
 pub mod context;
 pub mod cuda;
 pub mod error;
@@ -389,17 +390,25 @@ pub trait Backend: Send + Sync {
     // --- The stream-ordered memory pool behind `pool::MemoryPool` ----------------------
 
     /// Allocates from the current device's memory pool, ordered on `stream`: the block may
-    /// be one freed earlier on that stream, reused without waiting. By default an ordinary
-    /// `malloc`, where the backend caches nothing.
-    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<DevicePtr> {
-        self.malloc(bytes)
+    /// be one freed earlier on that stream, reused without waiting. Returns the block and a
+    /// ticket to hand back to `pool_free` with it (where the backend caches blocks itself:
+    /// `block_cache`). By default an ordinary `malloc`, where the backend caches nothing.
+    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<(DevicePtr, u64)> {
+        Ok((self.malloc(bytes)?, 0))
     }
     /// Gives a block back to `device`'s pool, ordered on `stream` (after the work already
     /// queued there). By default an ordinary `free`.
     /// # Safety
-    /// `ptr` came from `pool_malloc` of this backend on `device`, and no work queued after
-    /// this call (on any stream) uses it.
-    unsafe fn pool_free(&self, ptr: DevicePtr, _device: i32, _stream: StreamHandle) -> Result<()> {
+    /// `ptr` and `ticket` came from one `pool_malloc` of this backend on `device` for
+    /// `bytes`, and no work queued after this call (on any stream) uses the block.
+    unsafe fn pool_free(
+        &self,
+        ptr: DevicePtr,
+        _bytes: usize,
+        _ticket: u64,
+        _device: i32,
+        _stream: StreamHandle,
+    ) -> Result<()> {
         // SAFETY: forwarded from the caller; the default pool_malloc is malloc.
         unsafe { self.free(ptr) }
     }
@@ -418,6 +427,10 @@ pub trait Backend: Send + Sync {
     fn pool_note_unordered_stream(&self) -> Result<()> {
         Ok(())
     }
+    /// Says that work may run on CUDA's per-thread default stream, which is ordered with the
+    /// legacy default stream but not with another thread's: blocks are no longer reused
+    /// without the backend's stream-ordered free.
+    fn pool_note_per_thread_stream(&self) {}
 
     // --- Several devices and processes: peer access, peer copies, event IPC ---------------
 

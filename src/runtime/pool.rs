@@ -64,10 +64,11 @@ impl MemoryPool {
         self.enabled
     }
 
-    /// Allocates `bytes` on the current device of `backend`.
-    pub fn alloc(&self, backend: &dyn Backend, device: i32, bytes: usize) -> Result<DevicePtr> {
+    /// Allocates `bytes` on the current device of `backend`: the block and the ticket to
+    /// give back to `free` with it.
+    pub fn alloc(&self, backend: &dyn Backend, device: i32, bytes: usize) -> Result<(DevicePtr, u64)> {
         if bytes == 0 {
-            return Ok(0);
+            return Ok((0, 0));
         }
         self.reserve(bytes, backend)?;
         self.devices_seen.fetch_max(usize::try_from(device).unwrap_or(0) + 1, Ordering::Relaxed);
@@ -105,14 +106,22 @@ impl MemoryPool {
 
     /// Gives back a block of `bytes` from `alloc`, ordered after the work queued so far.
     /// # Safety
-    /// `ptr` came from `alloc(backend, device, bytes)` and nothing queued later uses it.
-    pub unsafe fn free(&self, backend: &dyn Backend, device: i32, ptr: DevicePtr, bytes: usize) -> Result<()> {
+    /// `(ptr, ticket)` came from `alloc(backend, device, bytes)` and nothing queued later
+    /// uses the block.
+    pub unsafe fn free(
+        &self,
+        backend: &dyn Backend,
+        device: i32,
+        ptr: DevicePtr,
+        ticket: u64,
+        bytes: usize,
+    ) -> Result<()> {
         if ptr == 0 {
             return Ok(());
         }
         self.used.fetch_sub(bytes, Ordering::AcqRel);
         // SAFETY: forwarded from the caller.
-        unsafe { backend.pool_free(ptr, device, pool_stream()) }
+        unsafe { backend.pool_free(ptr, bytes, ticket, device, pool_stream()) }
     }
 
     /// Bytes of live pooled allocations.
@@ -164,18 +173,18 @@ mod tests {
     fn blocks_are_reused_and_counted() {
         let backend = HostBackend::new();
         let pool = MemoryPool::new(true);
-        let a = pool.alloc(&backend, 0, 1000).unwrap();
+        let (a, ticket) = pool.alloc(&backend, 0, 1000).unwrap();
         assert_eq!(pool.used_bytes(), 1000);
         // SAFETY: a came from this pool and is not used again.
-        unsafe { pool.free(&backend, 0, a, 1000) }.unwrap();
+        unsafe { pool.free(&backend, 0, a, ticket, 1000) }.unwrap();
         assert_eq!(pool.used_bytes(), 0);
         let held = pool.total_bytes(&backend).unwrap();
         assert!(held >= 1000);
-        let b = pool.alloc(&backend, 0, 1000).unwrap();
+        let (b, ticket) = pool.alloc(&backend, 0, 1000).unwrap();
         assert_eq!(a, b, "the cached block is handed out again");
         assert_eq!(pool.total_bytes(&backend).unwrap(), held);
         // SAFETY: b came from this pool and is not used again.
-        unsafe { pool.free(&backend, 0, b, 1000) }.unwrap();
+        unsafe { pool.free(&backend, 0, b, ticket, 1000) }.unwrap();
         pool.free_all_blocks(&backend).unwrap();
         assert_eq!(pool.total_bytes(&backend).unwrap(), 0);
     }
@@ -186,13 +195,13 @@ mod tests {
         let pool = MemoryPool::new(true);
         pool.set_limit(4096);
         assert_eq!(pool.limit(), 4096);
-        let a = pool.alloc(&backend, 0, 4000).unwrap();
+        let (a, ticket) = pool.alloc(&backend, 0, 4000).unwrap();
         let err = pool.alloc(&backend, 0, 100).unwrap_err();
         assert_eq!(err.code(), CUDA_ERROR_MEMORY_ALLOCATION);
         assert!(err.to_string().contains("set_limit"), "{err}");
         assert_eq!(pool.used_bytes(), 4000, "a refused allocation is not counted");
         // SAFETY: a came from this pool and is not used again.
-        unsafe { pool.free(&backend, 0, a, 4000) }.unwrap();
+        unsafe { pool.free(&backend, 0, a, ticket, 4000) }.unwrap();
         pool.set_limit(0);
         assert_eq!(pool.limit(), 0);
     }

@@ -121,12 +121,15 @@ impl Backend for CudaBackend {
         let mut s: CUstream = null_mut();
         // SAFETY: valid out-pointer.
         check(unsafe { (self.api.cuStreamCreate)(&mut s, flags) })?;
+        self.block_cache.stream_opened();
         Ok(StreamHandle(s as usize))
     }
 
     unsafe fn stream_destroy(&self, s: StreamHandle) -> Result<()> {
         // SAFETY: the caller hands over a live stream of ours.
-        check(unsafe { (self.api.cuStreamDestroy_v2)(s.0 as CUstream) })
+        check(unsafe { (self.api.cuStreamDestroy_v2)(s.0 as CUstream) })?;
+        self.block_cache.stream_closed();
+        Ok(())
     }
 
     fn stream_synchronize(&self, s: StreamHandle) -> Result<()> {
@@ -494,13 +497,13 @@ impl Backend for CudaBackend {
         Ok(can != 0)
     }
 
-    fn pool_malloc(&self, bytes: usize, s: StreamHandle) -> Result<DevicePtr> {
+    fn pool_malloc(&self, bytes: usize, s: StreamHandle) -> Result<(DevicePtr, u64)> {
         self.cuda_pool_malloc(bytes, s)
     }
 
-    unsafe fn pool_free(&self, ptr: DevicePtr, device: i32, s: StreamHandle) -> Result<()> {
+    unsafe fn pool_free(&self, ptr: DevicePtr, bytes: usize, ticket: u64, device: i32, s: StreamHandle) -> Result<()> {
         // SAFETY: the same contract, forwarded from the caller.
-        unsafe { self.cuda_pool_free(ptr, device, s) }
+        unsafe { self.cuda_pool_free(ptr, bytes, ticket, device, s) }
     }
 
     fn pool_trim(&self, device: i32) -> Result<()> {
@@ -509,6 +512,12 @@ impl Backend for CudaBackend {
 
     fn pool_note_unordered_stream(&self) -> Result<()> {
         self.note_unordered_streams()
+    }
+
+    fn pool_note_per_thread_stream(&self) {
+        if !self.per_thread_stream_used.swap(true, Ordering::AcqRel) {
+            self.block_cache.stream_opened();
+        }
     }
 
     fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
+use super::block_cache::BlockCache;
 use super::error::{CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_READY};
 use super::pitched::{Memory, PitchedCopy, PitchedSide};
 use super::{
@@ -56,6 +57,10 @@ pub struct CudaBackend {
     /// Set once a stream that does not synchronise with the legacy default stream exists
     /// (non-blocking or foreign): pooled frees then wait for the device first.
     unordered_streams: AtomicBool,
+    /// Set once the per-thread default stream was used (counted once in `block_cache`).
+    per_thread_stream_used: AtomicBool,
+    /// Freed pool blocks reused without a driver call while that is ordered.
+    block_cache: BlockCache,
     /// Each device's properties, read from the driver once: they never change, and repeated
     /// queries grew host memory in the driver (issue 13: +94 MiB over 10k `cudaDeviceProp`).
     properties: Vec<OnceLock<DeviceProperties>>,
@@ -114,6 +119,8 @@ impl CudaBackend {
             init_status,
             pools: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
             unordered_streams: AtomicBool::new(false),
+            per_thread_stream_used: AtomicBool::new(false),
+            block_cache: BlockCache::default(),
             properties: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
         })
     }
@@ -147,6 +154,15 @@ impl CudaBackend {
             check(unsafe { (self.api.cuCtxSetCurrent)(primary) })?;
         }
         Ok(())
+    }
+
+    /// Whether the current context is `device`'s primary one (not a context another
+    /// library made current).
+    fn current_is_primary(&self, device: i32) -> Result<bool> {
+        let mut ctx: CUcontext = null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
+        Ok(ctx == self.primary_context(device)?)
     }
 
     /// `device`'s default memory pool, its release threshold raised so freed blocks stay
@@ -191,6 +207,8 @@ impl CudaBackend {
         if self.unordered_streams.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        // Blocks cached so far are idle once the devices are (below); none is cached after.
+        self.block_cache.stream_opened();
         for (device, slot) in self.pools.iter().enumerate() {
             if slot.get().is_some_and(|pool| *pool != 0) {
                 self.in_device_context(device as i32, || {

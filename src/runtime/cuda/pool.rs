@@ -1,23 +1,44 @@
 //! Stream-ordered allocation from each device's default memory pool (cuMemAllocAsync).
 
 use super::*;
+use crate::runtime::block_cache::{size_class, BlockCache};
+use crate::runtime::error::CUDA_ERROR_MEMORY_ALLOCATION;
+use crate::runtime::CUDA_STREAM_LEGACY;
 
 impl CudaBackend {
-    pub(super) fn cuda_pool_malloc(&self, bytes: usize, s: StreamHandle) -> Result<DevicePtr> {
+    pub(super) fn cuda_pool_malloc(&self, bytes: usize, s: StreamHandle) -> Result<(DevicePtr, u64)> {
         if bytes == 0 {
-            return Ok(0);
+            return Ok((0, 0));
         }
         self.ensure_context()?;
-        if self.memory_pool(self.get_device()?)?.is_none() {
-            return self.malloc(bytes);
+        let device = self.get_device()?;
+        if self.memory_pool(device)?.is_none() {
+            return Ok((self.malloc(bytes)?, BlockCache::NEVER));
         }
+        let class = size_class(bytes).ok_or(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, BackendKind::Cuda))?;
+        // Only the primary context's legacy stream orders the cache's blocks (see block_cache).
+        let ticket = if self.current_is_primary(device)? {
+            if let Some(ptr) = self.block_cache.take(device, class) {
+                return Ok((ptr, self.block_cache.ticket()));
+            }
+            self.block_cache.ticket()
+        } else {
+            BlockCache::NEVER
+        };
         let mut ptr: CUdeviceptr = 0;
         // SAFETY: valid out-pointer; a context is current and the stream is the caller's.
-        check(unsafe { (self.api.cuMemAllocAsync)(&mut ptr, bytes, stream(Some(s))) })?;
-        Ok(ptr)
+        check(unsafe { (self.api.cuMemAllocAsync)(&mut ptr, class, stream(Some(s))) })?;
+        Ok((ptr, ticket))
     }
 
-    pub(super) unsafe fn cuda_pool_free(&self, ptr: DevicePtr, device: i32, s: StreamHandle) -> Result<()> {
+    pub(super) unsafe fn cuda_pool_free(
+        &self,
+        ptr: DevicePtr,
+        bytes: usize,
+        ticket: u64,
+        device: i32,
+        s: StreamHandle,
+    ) -> Result<()> {
         if ptr == 0 {
             return Ok(());
         }
@@ -25,6 +46,18 @@ impl CudaBackend {
             // SAFETY: without pools, pool_malloc was malloc; the caller hands the block over.
             return unsafe { self.free(ptr) };
         }
+        // pool_malloc allocated the class, so the class is what is cached.
+        if size_class(bytes).is_some_and(|class| self.block_cache.keep(device, class, ptr, ticket)) {
+            return Ok(());
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.free_to_driver_pool(ptr, device, s) }
+    }
+
+    /// The driver's stream-ordered free, in the block's own context.
+    /// # Safety
+    /// `ptr` came from cuMemAllocAsync on `device` and nothing queued later uses it.
+    unsafe fn free_to_driver_pool(&self, ptr: DevicePtr, device: i32, s: StreamHandle) -> Result<()> {
         // In the block's own context, so the free is ordered on that device's stream.
         self.in_device_context(device, || {
             if self.unordered_streams.load(Ordering::Acquire) {
@@ -41,6 +74,11 @@ impl CudaBackend {
         let Some(pool) = self.memory_pool(device)? else {
             return Ok(());
         };
+        for ptr in self.block_cache.drain(device) {
+            // SAFETY: an idle cached block of this device, just removed from the cache: no one
+            // holds it, and it is freed exactly once, on the legacy stream it was ordered on.
+            unsafe { self.free_to_driver_pool(ptr, device, StreamHandle(CUDA_STREAM_LEGACY)) }?;
+        }
         self.in_device_context(device, || {
             // Frees still queued are released only once the device has reached them.
             // SAFETY: a context is current.

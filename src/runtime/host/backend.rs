@@ -445,22 +445,29 @@ impl Backend for HostBackend {
         unsafe { self.cpu_ipc_close_mem_handle(ptr) }
     }
 
-    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<DevicePtr> {
+    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<(DevicePtr, u64)> {
         if bytes == 0 {
-            return Ok(0);
+            return Ok((0, 0));
         }
         let class = pool::size_class(bytes).ok_or_else(|| Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
         let device = CURRENT_DEVICE.with(|d| d.get());
         let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(ptr) = cache.take(device, class) {
-            return Ok(ptr);
+            return Ok((ptr, 0));
         }
         let ptr = self.cpu_malloc(class)?;
         cache.add_live(ptr, device, class);
-        Ok(ptr)
+        Ok((ptr, 0))
     }
 
-    unsafe fn pool_free(&self, ptr: DevicePtr, _device: i32, _stream: StreamHandle) -> Result<()> {
+    unsafe fn pool_free(
+        &self,
+        ptr: DevicePtr,
+        _bytes: usize,
+        _ticket: u64,
+        _device: i32,
+        _s: StreamHandle,
+    ) -> Result<()> {
         if ptr == 0 {
             return Ok(());
         }

@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn pool_memory_and_plain_events_are_not_exported() {
         let b = HostBackend::new();
-        let pooled = b.pool_malloc(256, StreamHandle::DEFAULT).expect("pool");
+        let (pooled, _) = b.pool_malloc(256, StreamHandle::DEFAULT).expect("pool");
         let refused = b.ipc_get_mem_handle(pooled).expect_err("pool memory");
         assert!(refused.to_string().contains("caching memory pool"), "{refused}");
         let plain = b.event_create(EVENT_DISABLE_TIMING).expect("event");

@@ -214,18 +214,18 @@ fn allocation_identity_tells_a_later_hand_out_of_a_pooled_block() {
     let plain = b.malloc(4096).expect("malloc");
     assert_eq!(b.allocation_identity(plain + 100), Some((plain, 4096)));
     assert_eq!(b.allocation_identity(plain + 4096), None);
-    let block = b.pool_malloc(1000, StreamHandle::DEFAULT).expect("pool");
+    let (block, _) = b.pool_malloc(1000, StreamHandle::DEFAULT).expect("pool");
     let first = b.allocation_identity(block + 8).expect("live block");
     // SAFETY: block came from pool_malloc and nothing uses it.
-    unsafe { b.pool_free(block, 0, StreamHandle::DEFAULT) }.expect("pool free");
+    unsafe { b.pool_free(block, 1000, 0, 0, StreamHandle::DEFAULT) }.expect("pool free");
     assert_eq!(b.allocation_identity(block), None, "an idle block is freed memory");
-    let again = b.pool_malloc(1000, StreamHandle::DEFAULT).expect("pool");
+    let (again, _) = b.pool_malloc(1000, StreamHandle::DEFAULT).expect("pool");
     assert_eq!(again, block, "the cache hands the same block back");
     let second = b.allocation_identity(again).expect("live again");
     assert_eq!(first.0, second.0);
     assert_ne!(first, second, "another hand-out is another allocation");
     // SAFETY: both are ours and freed once.
-    unsafe { b.pool_free(again, 0, StreamHandle::DEFAULT) }.expect("pool free");
+    unsafe { b.pool_free(again, 1000, 0, 0, StreamHandle::DEFAULT) }.expect("pool free");
     // SAFETY: as above.
     unsafe { b.free(plain) }.expect("free");
     b.pool_trim(0).expect("trim");
