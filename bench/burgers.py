@@ -76,6 +76,8 @@ def build_cpp(nvcc: str, out_dir: Path) -> Path:
         "-arch=native",
         "-I",
         str(REPO / "kernels"),
+        "-I",
+        str(REPO / "python/pygpu/include"),  # pygpu_kernel.h, which the kernel sources include
         "-o",
         str(binary),
         str(REPO / "bench/cpp/burgers_loop.cu"),

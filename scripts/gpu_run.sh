@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|multi|scaling|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|multi|scaling|all]   # default: all
 #          (multi, scaling: 2 GPUs)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -58,7 +58,10 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
     # API calls that fail on purpose (the suite's error cases; the probe for a kernel's
     # parameter sizes, which ends at the first index past the last parameter) are the
     # tests' business: memcheck reports memory errors only.
-    "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 9 --target-processes all \
+    # Device backtraces only: compute-sanitizer 2025.3's host backtrace of each launch keeps the
+    # launching Python frames (and so their locals, e.g. a temporary GPUArray) alive for the rest
+    # of the process, which tests that count the pool's bytes in use see as a leak.
+    "$sanitizer" --tool memcheck --show-backtrace device --report-api-errors no --error-exitcode 9 --target-processes all \
         python3 -m pytest -q -p no:cacheprovider -o addopts="" -k "not fault and not out_of_memory and not ctrl_c and not 100k and not refused_at_once" \
         --ignore tests/test_fuzz.py --ignore tests/test_bench_smoke.py --ignore tests/test_burgers_demo.py tests \
         > "$out/sanitizer-memcheck.log" 2>&1 || status=1
@@ -94,6 +97,26 @@ if [ "$what" = arrays ] || [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 if { [ "$what" = bench ] || [ "$what" = all ]; } && [ -d bench ]; then
     python3 bench/run.py --json "$out/bench.json" --rounds 3 --budget "${BENCH_BUDGET:-400}" 2>&1 | tee "$out/bench.log" || status=1
+fi
+if [ "$what" = pool ]; then
+    # The caching allocator (issue 16): its tests and the stream/interop/capture tests around it,
+    # then the allocator and launch-bound figures of this wheel and, when BASELINE_WHEEL names
+    # another wheel (e.g. the last commit's), of that one in the same run.
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_memory_pool.py tests/test_foreign_stream.py \
+        tests/test_stream_event.py tests/test_capture_reliability.py tests/test_interop.py 2>&1 | tail -n 15 | tee "$out/pytest-pool.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    sites=("new=$site")
+    if [ -n "${BASELINE_WHEEL:-}" ]; then
+        python3 -m pip install -q --no-deps --no-index --no-compile --force-reinstall --target /tmp/pygpu-baseline "$BASELINE_WHEEL" || exit 2
+        sites+=("baseline=/tmp/pygpu-baseline")
+    fi
+    for entry in "${sites[@]}"; do
+        label=${entry%%=*}
+        for b in alloc_bench launch_bench; do
+            PYTHONPATH="${entry#*=}" python3 "bench/$b.py" --json "$out/$b-$label.json" 2>&1 | tail -n 30 | tee "$out/$b-$label.log"
+            [ "${PIPESTATUS[0]}" = 0 ] || status=1
+        done
+    done
 fi
 if [ "$what" = multi ]; then
     # Needs two GPUs: the multi-device, IPC, NCCL and MPI tests and the distributed demo, then peer
