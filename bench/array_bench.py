@@ -110,7 +110,8 @@ def launch_bound() -> dict[str, Any]:
     except ImportError as e:
         results["cupy"] = f"skipped: {e}"
     try:
-        import pycuda.autoinit  # type: ignore[import-not-found]  # noqa: F401
+        # The primary context, which pygpu and CuPy use (autoinit would make a context of its own).
+        import pycuda.autoprimaryctx  # type: ignore[import-not-found]  # noqa: F401
         import pycuda.cumath as pcm  # type: ignore[import-not-found]
         import pycuda.driver as drv  # type: ignore[import-not-found]
         import pycuda.gpuarray as pga  # type: ignore[import-not-found]

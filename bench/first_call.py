@@ -45,8 +45,16 @@ OPS: dict[str, tuple[str, str, tuple[str, str]]] = {
     "gpuarray.max (float64)": ("a = ga.to_gpu(h)", "ga.max(a)", ("reduce", "reduce_max_float64")),
     # No operands to upload: the setup allocates once, so that the driver's set-up of its memory
     # pool on the process's first pooled allocation (about 7 ms on an H100) is not timed as the op's.
-    "gpuarray.arange (float64)": ("ga.empty(8, np.uint8)", "ga.arange(0.0, 1000.0, 1.0)", ("array_functions", "arange_float64")),
-    "curandom.rand (float32)": ("ga.empty(8, np.uint8)", "curandom.rand((1000,))", ("random", "philox_uniform_float32")),
+    "gpuarray.arange (float64)": (
+        "ga.empty(8, np.uint8)",
+        "ga.arange(0.0, 1000.0, 1.0)",
+        ("array_functions", "arange_float64"),
+    ),
+    "curandom.rand (float32)": (
+        "ga.empty(8, np.uint8)",
+        "curandom.rand((1000,))",
+        ("random", "philox_uniform_float32"),
+    ),
 }
 
 # Runs in the child: times the imports, the setup, then the first and a warm call.

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyInt, PyType};
 
 use super::buffer::{fill_byte_view, release_byte_view, HostView};
 use super::releasable::Releasable;
@@ -269,6 +271,11 @@ pub fn device_address(obj: &Bound<'_, PyAny>) -> PyResult<(DevicePtr, Option<usi
         let a = a.get();
         return Ok((a.live_ptr()?, Some(a.bytes)));
     }
+    // A plain int (the demo's snapshot row address): no GPUArray lookup, which costs a
+    // microsecond a call.
+    if let Ok(value) = obj.cast::<PyInt>() {
+        return value.extract::<u64>().map(|v| (v, None)).map_err(|_| not_an_address(value.as_any()));
+    }
     if let Some(span) = gpuarray_span(obj)? {
         return Ok(span);
     }
@@ -276,12 +283,7 @@ pub fn device_address(obj: &Bound<'_, PyAny>) -> PyResult<(DevicePtr, Option<usi
     let index = unsafe { Bound::from_owned_ptr_or_err(obj.py(), ffi::PyNumber_Index(obj.as_ptr())) };
     match index {
         // A TypeError, as before: the argument is not an address (tests/test_memory.py).
-        Ok(value) => value.extract::<u64>().map(|v| (v, None)).map_err(|_| {
-            PyTypeError::new_err(format!(
-                "a device address must be a non-negative 64-bit integer, got {}",
-                value.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))
-        }),
+        Ok(value) => value.extract::<u64>().map(|v| (v, None)).map_err(|_| not_an_address(&value)),
         // Errors other than "no __index__" (a freed allocation, KeyboardInterrupt) say what is wrong.
         Err(e) if !e.is_instance_of::<PyTypeError>(obj.py()) => Err(e),
         Err(_) => Err(PyTypeError::new_err(format!(
@@ -291,14 +293,34 @@ pub fn device_address(obj: &Bound<'_, PyAny>) -> PyResult<(DevicePtr, Option<usi
     }
 }
 
+fn not_an_address(value: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "a device address must be a non-negative 64-bit integer, got {}",
+        value.repr().map(|r| r.to_string()).unwrap_or_default()
+    ))
+}
+
+static GPUARRAY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// `pygpu.gpuarray.GPUArray` once that module was imported (None before: then no object is
+/// one), without importing it.
+fn gpuarray_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
+    if GPUARRAY_TYPE.get(py).is_none() {
+        let Ok(module) = py.import("sys")?.getattr("modules")?.get_item("pygpu.gpuarray._core") else {
+            return Ok(None);
+        };
+        let ty = module.getattr("GPUArray")?.cast_into::<PyType>()?;
+        // Another thread may have set it first: the same type either way.
+        let _ = GPUARRAY_TYPE.set(py, ty.unbind());
+    }
+    Ok(GPUARRAY_TYPE.get(py).map(|ty| ty.bind(py)))
+}
+
 /// For a pygpu GPUArray: (`.ptr`, `.nbytes`); it must be contiguous, since the copy calls
 /// take its bytes as one span. None for any other object.
 fn gpuarray_span(obj: &Bound<'_, PyAny>) -> PyResult<Option<(DevicePtr, Option<usize>)>> {
-    let py = obj.py();
-    let Some(module) = py.import("sys")?.getattr("modules")?.get_item("pygpu.gpuarray._core").ok() else {
-        return Ok(None); // GPUArray was never imported, so obj is none
-    };
-    if !obj.is_instance(&module.getattr("GPUArray")?)? {
+    let Some(gpuarray) = gpuarray_type(obj.py())? else { return Ok(None) };
+    if !obj.is_instance(gpuarray)? {
         return Ok(None);
     }
     let flags = obj.getattr("flags")?;

@@ -11,6 +11,7 @@ use super::kernel_args::{dims, give_back_args, pack_any, pack_prepared, take_arg
 use super::kernel_signature::{check_structs, parse_signature, ParamKind};
 use super::releasable::Releasable;
 use super::stream::{stream_arg, CudaStream};
+use crate::runtime::error::CUDA_ERROR_INVALID_RESOURCE_HANDLE;
 use crate::runtime::{
     self, BackendKind, Context, Error, Event, FunctionAttribute, KernelArgs, LaunchConfig, Stream, StreamHandle,
 };
@@ -162,6 +163,15 @@ impl Function {
             detail += &format!(
                 ": the block has {threads} threads, this kernel allows at most {}",
                 self.max_threads_per_block
+            );
+        }
+        if code == CUDA_ERROR_INVALID_RESOURCE_HANDLE {
+            // The device matched (check_device), so the context or the stream did not.
+            detail += &format!(
+                ": the kernel belongs to device {}'s primary context; if another library made a context \
+                 of its own current (pycuda.autoinit does), use its primary context instead \
+                 (pycuda.autoprimaryctx), and pass only streams of the current context",
+                self.function.context().device()
             );
         }
         Error::Detailed { code, backend, detail }
