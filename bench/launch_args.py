@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Where a Burgers step's launch time goes (issue 16), on a GPU machine (not a test): pygpu's
+prepared call of the demo's kernel with its 8 arguments on a non-blocking, a blocking and the
+legacy stream, with allocations and with plain int addresses, against 3 and 0 arguments, and the
+demo's own plain loop, all in one process. Per call in us, median of 5 rounds of 20,000 calls
+then one device synchronisation.
+
+    PYGPU_BACKEND=cuda python3 bench/launch_args.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import pygpu
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "demos", "burger"))
+import burger  # noqa: E402
+
+NX_TOTAL = 258  # the seeds' 256 points and two ghosts
+
+
+def per_call_us(fn: Callable[[], object], calls: int = 20000) -> float:
+    def sync() -> None:
+        pygpu.cudaDeviceSynchronize().check()
+
+    fn()
+    sync()
+    rounds = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        rounds.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(rounds)
+
+
+def main() -> None:
+    step = pygpu.load_kernels("burgers").get_function(burger.KERNELS["seed"]).prepare("PPidd")
+    testing = pygpu.load_kernels("testing")
+    scale = testing.get_function("scale_args").prepare("Pid")
+    empty = testing.get_function("empty_kernel").prepare("")
+    a, b = pygpu.mem_alloc(NX_TOTAL * 8), pygpu.mem_alloc(NX_TOTAL * 8)
+    for buffer in (a, b):
+        pygpu.memset_d8(buffer, 0, NX_TOTAL * 8)
+    non_blocking, blocking = pygpu.cudaStream_t(1), pygpu.cudaStream_t(0)
+    grid, block = (1, 1), (256, 1, 1)
+    ia, ib = int(a), int(b)
+    call = step.prepared_async_call
+    cases: dict[str, Callable[[], object]] = {
+        "burgers 8 args, non-blocking stream": lambda: call(grid, block, non_blocking, a, b, NX_TOTAL, 0.1, 0.2),
+        "burgers 8 args, blocking stream": lambda: call(grid, block, blocking, a, b, NX_TOTAL, 0.1, 0.2),
+        "burgers 8 args, legacy stream": lambda: call(grid, block, None, a, b, NX_TOTAL, 0.1, 0.2),
+        "burgers 8 args, int pointers": lambda: call(grid, block, non_blocking, ia, ib, NX_TOTAL, 0.1, 0.2),
+        "scale_args 3 args, non-blocking": lambda: scale.prepared_async_call(grid, (1, 1, 1), non_blocking, a, 3, 2.0),
+        "empty_kernel 0 args, non-blocking": lambda: empty.prepared_async_call(grid, (1, 1, 1), non_blocking),
+        "python loop body only": lambda: None,
+    }
+    for name, fn in cases.items():
+        print(f"{name:40s} {per_call_us(fn):7.3f} us")
+    solver = burger.Solver(burger.Problem(nx=256, dt=0.001, t_final=(4001 - 0.5) * 0.001), 0)
+    solver.run()  # warm-up
+    solver.run()
+    print(f"{'Solver.run per step (plain, no snapshots)':40s} {solver.loop_seconds / solver.steps * 1e6:7.3f} us")
+
+
+if __name__ == "__main__":
+    main()
