@@ -11,33 +11,16 @@ then one device synchronisation.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import pygpu
+from array_bench import device_sync, per_call_us
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "demos", "burger"))
 import burger  # noqa: E402
 
 NX_TOTAL = 258  # the seeds' 256 points and two ghosts
-
-
-def per_call_us(fn: Callable[[], object], calls: int = 20000) -> float:
-    def sync() -> None:
-        pygpu.cudaDeviceSynchronize().check()
-
-    fn()
-    sync()
-    rounds = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        rounds.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(rounds)
 
 
 def main() -> None:
@@ -62,7 +45,7 @@ def main() -> None:
         "python loop body only": lambda: None,
     }
     for name, fn in cases.items():
-        print(f"{name:40s} {per_call_us(fn):7.3f} us")
+        print(f"{name:40s} {per_call_us(fn, device_sync, 20000):7.3f} us")
     solver = burger.Solver(burger.Problem(nx=256, dt=0.001, t_final=(4001 - 0.5) * 0.001), 0)
     solver.run()  # warm-up
     solver.run()

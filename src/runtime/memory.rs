@@ -4,7 +4,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::block_cache::BlockCache;
-
 use super::context::Context;
 use super::error::{record_error, CUDA_ERROR_MEMORY_ALLOCATION};
 use super::{backend, Backend, DevicePtr, Error, Result};
