@@ -194,8 +194,8 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
       int conj
 
 // NAME: kernel name; U: element type; A: accumulator/result type; F: fold; TERM: term template.
-// PART: the name's last dtype, the module it goes into when the source is built by dtype
-// (pygpu_parts.h, python/pygpu/_kernel_parts.py).
+// PART: the key of the module it goes into when the source is built in parts (pygpu_parts.h,
+// python/pygpu/_kernel_parts.py): the name's last dtype, or <op>_<dtype>.
 #define PYGPU_REDUCE_KERNEL(NAME, PART, U, A, F, TERM)                                                \
   PYGPU_PART_KEEP(PART)(                                                                              \
       PYGPU_KERNEL void __launch_bounds__(PYGPU_REDUCE_BLOCK) NAME(PYGPU_REDUCE_PARAMS(U, A)) {     \
@@ -210,8 +210,9 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
 #define PYGPU_ANY(NAME, PART, U) PYGPU_REDUCE_KERNEL(NAME, PART, U, bool, pygpu_reduce::Any, NonZero)
 #define PYGPU_ALL(NAME, PART, U) PYGPU_REDUCE_KERNEL(NAME, PART, U, bool, pygpu_reduce::All, NonZero)
 
-// Kernel names: reduce_<op>_<numpy dtype name>[_<result dtype name>], each followed by its last
-// dtype (its part). kernels/selfcheck.py finds them in the preprocessed source.
+// Kernel names: reduce_<op>_<numpy dtype name>[_<result dtype name>], each followed by its part
+// key: its last dtype, or <op>_<dtype> where that dtype's module is split by operation (float32
+// and float64). kernels/selfcheck.py finds them in the preprocessed source.
 
 // sum: numpy's accumulators (bool and signed integers to int64, unsigned to uint64), floats as
 // themselves, float32 also into float64 (dtype=np.float64); narrow integers also as themselves
@@ -264,8 +265,8 @@ PYGPU_MIN(reduce_min_uint16, uint16, unsigned short)
 PYGPU_MIN(reduce_min_uint32, uint32, unsigned int)
 PYGPU_MIN(reduce_min_uint64, uint64, unsigned long long)
 PYGPU_MIN(reduce_min_float16, float16, pygpu::half)
-PYGPU_MIN(reduce_min_float32, float32, float)
-PYGPU_MIN(reduce_min_float64, float64, double)
+PYGPU_MIN(reduce_min_float32, min_float32, float)
+PYGPU_MIN(reduce_min_float64, min_float64, double)
 PYGPU_MAX(reduce_max_int8, int8, signed char)
 PYGPU_MAX(reduce_max_int16, int16, short)
 PYGPU_MAX(reduce_max_int32, int32, int)
@@ -275,8 +276,8 @@ PYGPU_MAX(reduce_max_uint16, uint16, unsigned short)
 PYGPU_MAX(reduce_max_uint32, uint32, unsigned int)
 PYGPU_MAX(reduce_max_uint64, uint64, unsigned long long)
 PYGPU_MAX(reduce_max_float16, float16, pygpu::half)
-PYGPU_MAX(reduce_max_float32, float32, float)
-PYGPU_MAX(reduce_max_float64, float64, double)
+PYGPU_MAX(reduce_max_float32, max_float32, float)
+PYGPU_MAX(reduce_max_float64, max_float64, double)
 
 // any and all: a bool result; bool/uint8 also serve every 1-byte type, and so on by size, since
 // "non-zero" only looks at the bits (the Python side views floats as floats: -0.0 is zero).
@@ -286,8 +287,8 @@ PYGPU_ANY(reduce_any_uint16, uint16, unsigned short)
 PYGPU_ANY(reduce_any_uint32, uint32, unsigned int)
 PYGPU_ANY(reduce_any_uint64, uint64, unsigned long long)
 PYGPU_ANY(reduce_any_float16, float16, pygpu::half)
-PYGPU_ANY(reduce_any_float32, float32, float)
-PYGPU_ANY(reduce_any_float64, float64, double)
+PYGPU_ANY(reduce_any_float32, any_float32, float)
+PYGPU_ANY(reduce_any_float64, any_float64, double)
 PYGPU_ANY(reduce_any_complex64, complex64, pygpu::complex64)
 PYGPU_ANY(reduce_any_complex128, complex128, pygpu::complex128)
 PYGPU_ALL(reduce_all_bool, bool, bool)
@@ -296,7 +297,7 @@ PYGPU_ALL(reduce_all_uint16, uint16, unsigned short)
 PYGPU_ALL(reduce_all_uint32, uint32, unsigned int)
 PYGPU_ALL(reduce_all_uint64, uint64, unsigned long long)
 PYGPU_ALL(reduce_all_float16, float16, pygpu::half)
-PYGPU_ALL(reduce_all_float32, float32, float)
-PYGPU_ALL(reduce_all_float64, float64, double)
+PYGPU_ALL(reduce_all_float32, all_float32, float)
+PYGPU_ALL(reduce_all_float64, all_float64, double)
 PYGPU_ALL(reduce_all_complex64, complex64, pygpu::complex64)
 PYGPU_ALL(reduce_all_complex128, complex128, pygpu::complex128)

@@ -56,8 +56,13 @@ PARTS: dict[str, dict[str, tuple[str, ...]]] = {
     # Only fmod exists for integers: one small module for all of them.
     "cumath": {**{s: (s,) for s in ("f16", "f32", "f64", "c64", "c128")}, "int": _SHORT[1:9]},
     # reduce_<op>_<dtype>[_<result dtype>] by its last dtype (the result's where there is one).
-    # Each is large (bool's any/all also serve every 1-byte dtype): no two share a module.
-    "reduce": {s: (s,) for s in _NUMPY},
+    # Each is large (bool's any/all also serve every 1-byte dtype): no two share a module. The
+    # float ones, the most used, are split once more: sum and dot (whose second stage is a sum)
+    # apart from min, max, any and all, so that a first sum or max loads half as much.
+    "reduce": {
+        **{s: (s,) for s in _NUMPY},
+        **{f"{s}_cmp": tuple(f"{op}_{s}" for op in ("min", "max", "any", "all")) for s in ("float32", "float64")},
+    },
 }
 
 _PART_OF = {
@@ -67,11 +72,15 @@ _PART_OF = {
 
 def module_name(source: str, kernel: str) -> str | None:
     """The module that holds ``kernel`` of kernels/<source>.cu: ``source`` itself when the source
-    is not split, else ``<source>_<part>``; None when no part holds that suffix (no such kernel)."""
+    is not split, else ``<source>_<part>``; None when no part holds that suffix (no such kernel).
+    The part's key is the name's last "_" suffix, or ``<operation>_<suffix>`` (the name's second
+    word, e.g. ``max_float64`` for ``reduce_max_float64``) where a part lists that."""
     parts = _PART_OF.get(source)
     if parts is None:
         return source
-    part = parts.get(kernel.rpartition("_")[2])
+    words = kernel.split("_")
+    part = parts.get(f"{words[1]}_{words[-1]}") if len(words) > 2 else None
+    part = part or parts.get(words[-1])
     return None if part is None else f"{source}_{part}"
 
 
