@@ -96,9 +96,9 @@ def load_kernels(name: str) -> Module:
         try:
             if path.endswith(".fatbin"):
                 with open(path, "rb") as f:
-                    cubin = native_cubin(f.read(), device_capability())
-                if cubin is not None:
-                    return Module(cubin)
+                    fatbin = f.read()
+                # The device's own cubin where the fatbin has one, else the whole fatbin.
+                return Module(native_cubin(fatbin, device_capability()) or fatbin)
             return Module.from_file(path)
         except CudaError as e:  # e.g. a CUDA 12 driver cannot read nvcc 13's cubins
             e.add_note(f"while loading {path}")

@@ -20,17 +20,10 @@ use std::sync::Mutex;
 
 use super::DevicePtr;
 
-/// Blocks are rounded up to a multiple of this many bytes, so near sizes share blocks.
-const SIZE_CLASS: usize = 512;
 /// Larger blocks go back to the driver: a kernel on 64 MiB outlasts the 2 µs saved by far.
 const MAX_CACHED_BLOCK: usize = 64 << 20;
 /// What one device's cache may hold; beyond it, frees go back to the driver.
 const MAX_CACHED_PER_DEVICE: usize = 1 << 30;
-
-/// The class (bytes to allocate) that serves a request of `bytes`; None if rounding overflows.
-pub fn size_class(bytes: usize) -> Option<usize> {
-    bytes.checked_next_multiple_of(SIZE_CLASS)
-}
 
 #[derive(Default)]
 struct Blocks {
@@ -128,6 +121,7 @@ impl BlockCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::pool::size_class;
 
     #[test]
     fn a_freed_block_is_handed_out_again_for_its_class() {
@@ -157,7 +151,7 @@ mod tests {
     fn large_blocks_and_a_full_cache_go_back_to_the_driver() {
         let cache = BlockCache::default();
         let t = cache.ticket();
-        assert!(!cache.keep(0, MAX_CACHED_BLOCK + SIZE_CLASS, 0x1000, t));
+        assert!(!cache.keep(0, size_class(MAX_CACHED_BLOCK + 1).unwrap(), 0x1000, t));
         let mut kept = 0;
         while cache.keep(0, MAX_CACHED_BLOCK, 0x1000 + kept, t) {
             kept += 1;

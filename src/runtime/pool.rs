@@ -20,6 +20,15 @@ use std::sync::OnceLock;
 use super::error::CUDA_ERROR_MEMORY_ALLOCATION;
 use super::{Backend, DevicePtr, Error, Result, StreamHandle, CUDA_STREAM_LEGACY};
 
+/// Pooled blocks are rounded up to a multiple of this many bytes (by the host backend's cache and
+/// CUDA's `block_cache`), so that near sizes share blocks.
+const SIZE_CLASS: usize = 512;
+
+/// The block size (class) that serves a request of `bytes`; None where rounding up overflows.
+pub fn size_class(bytes: usize) -> Option<usize> {
+    bytes.checked_next_multiple_of(SIZE_CLASS)
+}
+
 /// The stream pooled blocks are ordered on.
 fn pool_stream() -> StreamHandle {
     StreamHandle(CUDA_STREAM_LEGACY)

@@ -27,15 +27,7 @@ impl Backend for CudaBackend {
         if ctx.is_null() {
             return Ok(0);
         }
-        // One of the primary contexts we retained (and never release) names its device
-        // without a second driver call; any other context is the driver's to say.
-        if let Some(device) = self.primary.iter().position(|slot| slot.get() == Some(&(ctx as usize))) {
-            return Ok(device as i32);
-        }
-        let mut device: CUdevice = 0;
-        // SAFETY: a context is current; valid out-pointer.
-        check(unsafe { (self.api.cuCtxGetDevice)(&mut device) })?;
-        Ok(device)
+        Ok(self.context_device(ctx)?.0)
     }
 
     fn device_synchronize(&self) -> Result<()> {

@@ -143,26 +143,31 @@ impl CudaBackend {
     }
 
     /// Makes sure the calling thread has a current context, as the runtime API does
-    /// lazily: the primary context of device 0 unless one was set.
-    fn ensure_context(&self) -> Result<()> {
+    /// lazily (the primary context of device 0 unless one was set), and returns it.
+    fn ensure_context(&self) -> Result<CUcontext> {
         let mut ctx: CUcontext = null_mut();
         // SAFETY: valid out-pointer.
         check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
         if ctx.is_null() {
-            let primary = self.primary_context(0)?;
-            // SAFETY: primary is a retained, live context.
-            check(unsafe { (self.api.cuCtxSetCurrent)(primary) })?;
+            ctx = self.primary_context(0)?;
+            // SAFETY: ctx is a retained, live primary context.
+            check(unsafe { (self.api.cuCtxSetCurrent)(ctx) })?;
         }
-        Ok(())
+        Ok(ctx)
     }
 
-    /// Whether the current context is `device`'s primary one (not a context another
-    /// library made current).
-    fn current_is_primary(&self, device: i32) -> Result<bool> {
-        let mut ctx: CUcontext = null_mut();
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
-        Ok(ctx == self.primary_context(device)?)
+    /// The device of `ctx`, the current (non-null) context, and whether `ctx` is that device's
+    /// primary context rather than one another library made.
+    fn context_device(&self, ctx: CUcontext) -> Result<(i32, bool)> {
+        // One of the primary contexts we retained (and never release) names its device
+        // without a second driver call; any other context is the driver's to say.
+        if let Some(device) = self.primary.iter().position(|slot| slot.get() == Some(&(ctx as usize))) {
+            return Ok((device as i32, true));
+        }
+        let mut device: CUdevice = 0;
+        // SAFETY: a context is current; valid out-pointer.
+        check(unsafe { (self.api.cuCtxGetDevice)(&mut device) })?;
+        Ok((device, false))
     }
 
     /// `device`'s default memory pool, its release threshold raised so freed blocks stay

@@ -1,8 +1,9 @@
 //! Stream-ordered allocation from each device's default memory pool (cuMemAllocAsync).
 
 use super::*;
-use crate::runtime::block_cache::{size_class, BlockCache};
+use crate::runtime::block_cache::BlockCache;
 use crate::runtime::error::CUDA_ERROR_MEMORY_ALLOCATION;
+use crate::runtime::pool::size_class;
 use crate::runtime::CUDA_STREAM_LEGACY;
 
 impl CudaBackend {
@@ -10,14 +11,13 @@ impl CudaBackend {
         if bytes == 0 {
             return Ok((0, 0));
         }
-        self.ensure_context()?;
-        let device = self.get_device()?;
+        let (device, primary) = self.context_device(self.ensure_context()?)?;
         if self.memory_pool(device)?.is_none() {
             return Ok((self.malloc(bytes)?, BlockCache::NEVER));
         }
         let class = size_class(bytes).ok_or(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, BackendKind::Cuda))?;
         // Only the primary context's legacy stream orders the cache's blocks (see block_cache).
-        let ticket = if self.current_is_primary(device)? {
+        let ticket = if primary {
             if let Some(ptr) = self.block_cache.take(device, class) {
                 return Ok((ptr, self.block_cache.ticket()));
             }

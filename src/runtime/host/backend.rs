@@ -449,7 +449,7 @@ impl Backend for HostBackend {
         if bytes == 0 {
             return Ok((0, 0));
         }
-        let class = pool::size_class(bytes).ok_or_else(|| Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
+        let class = crate::runtime::pool::size_class(bytes).ok_or_else(|| Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
         let device = CURRENT_DEVICE.with(|d| d.get());
         let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(ptr) = cache.take(device, class) {

@@ -6,14 +6,6 @@
 
 use std::collections::HashMap;
 
-/// Blocks are cached in multiples of this many bytes, so near sizes share blocks.
-const SIZE_CLASS: usize = 512;
-
-/// The size class that holds `bytes`, or None where rounding up overflows.
-pub(super) fn size_class(bytes: usize) -> Option<usize> {
-    bytes.checked_next_multiple_of(SIZE_CLASS)
-}
-
 #[derive(Default)]
 pub(super) struct HostPool {
     /// (device, class bytes) -> idle cached blocks
