@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -223,6 +224,27 @@ def test_a_non_blocking_group_waits_for_each_communicator_in_it(monkeypatch: pyt
     engine._call(0, "ncclSend")  # queued inside the group
     _nccl_cuda.group_end()  # ncclInProgress: polled on the engine until it settles
     assert fake.polls < 0 and not fake.aborted and not engine.ended
+
+
+def test_a_group_end_without_its_start_is_nccls_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Unopened(_NonBlockingNccl):
+        def ncclGroupEnd(self) -> int:
+            return 5  # ncclInvalidUsage, as NCCL answers a group_end with no group open
+
+    monkeypatch.setattr(_nccl_cuda, "library", lambda: Unopened(polls=0))
+    raised: list[BaseException] = []
+
+    def end_first() -> None:  # a thread of its own: no group was ever started on it
+        try:
+            _nccl_cuda.group_end()
+        except BaseException as e:  # noqa: BLE001 - the test looks at what was raised
+            raised.append(e)
+
+    thread = threading.Thread(target=end_first)
+    thread.start()
+    thread.join()
+    assert len(raised) == 1 and isinstance(raised[0], nccl.NcclError), raised
+    assert raised[0].code == 5
 
 
 # ---------------------------------------------------------------- on two GPUs

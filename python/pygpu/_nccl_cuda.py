@@ -73,7 +73,7 @@ def group_start() -> None:
 def group_end() -> None:
     code = library().ncclGroupEnd()
     _groups.depth = max(0, getattr(_groups, "depth", 0) - 1)
-    members: list[NcclEngine] = _groups.members if _groups.depth == 0 else []
+    members: list[NcclEngine] = getattr(_groups, "members", []) if _groups.depth == 0 else []
     if code != _IN_PROGRESS:
         check(code)
     for engine in members:
