@@ -120,8 +120,9 @@ def run_worker(kind: str, sizes: list[int], quick: bool, env: dict[str, str] | N
 
 
 def suggest(sweep: dict[str, Any], off: dict[str, Any], sizes: list[int]) -> dict[str, Any]:
-    """The setting with the best mean of H2D and D2H over sizes >= 64 MiB, and the smallest
-    size from which it is never slower than one driver call."""
+    """The setting with the least page-locked memory (then the fewest threads) among those
+    within 5 % of the best mean of H2D and D2H over sizes >= 64 MiB, and the smallest size from
+    which it is never slower than one driver call."""
     large = [str(s) for s in sizes if s >= 64 * MiB] or [str(sizes[-1])]
     scored = []
     for key, figures in sweep.items():
@@ -132,7 +133,13 @@ def suggest(sweep: dict[str, Any], off: dict[str, Any], sizes: list[int]) -> dic
             scored.append((statistics.mean(values), key))
     if not scored or "error" in off:
         return {}
-    best = max(scored)[1]
+    top = max(scored)[0]
+
+    def cost(key: str) -> tuple[int, int]:
+        setting = dict(part.split("=") for part in key.split())
+        return int(setting["chunk"].removesuffix("MiB")) * int(setting["buffers"]), int(setting["threads"])
+
+    best = min((key for score, key in scored if score >= 0.95 * top), key=cost)
     figures = sweep[best]
     threshold = None
     for s in reversed(sizes):
@@ -141,7 +148,8 @@ def suggest(sweep: dict[str, Any], off: dict[str, Any], sizes: list[int]) -> dic
             threshold = s
         else:
             break
-    return {"setting": best, "STAGED_COPY_MIN_BYTES": threshold}
+    ranking = [f"{score:.1f} GB/s {key}" for score, key in sorted(scored, reverse=True)[:8]]
+    return {"setting": best, "STAGED_COPY_MIN_BYTES": threshold, "ranking": ranking}
 
 
 def plot(results: dict[str, Any], path: str) -> None:
@@ -198,7 +206,8 @@ def main() -> int:
     if args.sweep:
         big = [s for s in sizes if s >= MiB]
         sweep = {}
-        for chunk, buffers, threads in itertools.product((1, 2, 4, 8), (3, 4), (1, 2, 4, 8)):
+        grid = [(c, t + extra, t) for c, t, extra in itertools.product((2, 4, 8, 16), (4, 8, 12, 16), (0, 4))]
+        for chunk, buffers, threads in grid:
             key = f"chunk={chunk}MiB buffers={buffers} threads={threads}"
             env = {
                 "PYGPU_STAGED_COPY_MIN_BYTES": "1",

@@ -2,7 +2,8 @@
 buffers on cuda, src/runtime/cuda/copy.rs): odd sizes and offsets around the staging
 threshold and chunk size, both directions, with and without a stream, against numpy. The
 same checks run on every backend; the `gpu` ones drive the staged path with small chunks
-and many threads in a fresh process, so that the ring wraps many times."""
+and many threads in a fresh process, so that every buffer is reused many times, and from
+several Python threads at once, which share the buffers."""
 
 from __future__ import annotations
 
@@ -101,6 +102,51 @@ def test_staged_path_with_small_chunks_wraps_the_ring(chunk: str, buffers: str, 
         "PYGPU_STAGED_COPY_CHUNK_BYTES": chunk,
         "PYGPU_STAGED_COPY_BUFFERS": buffers,
         "PYGPU_STAGED_COPY_THREADS": threads,
+    }
+    result = run_python(code, env, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+@pytest.mark.gpu
+def test_staged_copies_from_several_threads_at_once_share_the_buffers() -> None:
+    code = """
+        import threading
+        import numpy as np, pygpu
+        import pygpu.driver as cuda
+        errors = []
+        def worker(seed):
+            try:
+                rng = np.random.default_rng(seed)
+                stream = cuda.Stream() if seed % 2 else None
+                for size in (65536 * 5 + 7, 1048576 * 3 + 1):
+                    src = rng.integers(0, 256, size, dtype=np.uint8)
+                    dev = pygpu.mem_alloc(size)
+                    out = np.zeros(size, np.uint8)
+                    for _ in range(5):
+                        if stream is None:
+                            pygpu.memcpy_htod(dev, src)
+                            pygpu.memcpy_dtoh(out, dev)
+                        else:
+                            cuda.memcpy_htod_async(dev, src, stream)
+                            cuda.memcpy_dtoh_async(out, dev, stream)
+                            stream.synchronize()
+                        assert np.array_equal(out, src), (seed, size)
+                        src = src[::-1].copy()
+            except BaseException as e:
+                errors.append(repr(e))
+        threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        print("ok")
+    """
+    env = {
+        "PYGPU_STAGED_COPY_MIN_BYTES": "4096",
+        "PYGPU_STAGED_COPY_CHUNK_BYTES": "65536",
+        "PYGPU_STAGED_COPY_BUFFERS": "3",
+        "PYGPU_STAGED_COPY_THREADS": "4",
     }
     result = run_python(code, env, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

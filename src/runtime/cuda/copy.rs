@@ -1,15 +1,18 @@
 //! Linear copies and memsets, synchronous or ordered on a stream.
 //!
-//! Large copies between pageable host memory and the device go through a ring of page-locked
-//! staging buffers: the host-side memcpy of one chunk (split over a few threads) overlaps the
-//! DMA of the chunks queued before it. The driver's own pageable path stages a piece at a time
-//! and reaches a fraction of the link's speed. Small copies, copies from page-locked memory
-//! and copies into a capturing stream stay one driver call.
+//! Large copies between pageable host memory and the device go through page-locked staging
+//! buffers, a chunk at a time, by several threads at once: each takes the next chunk, copies it
+//! between the user's memory and a free staging buffer with the CPU, and queues its DMA, so that
+//! the CPU copies of some chunks overlap the DMAs of others. The driver's own pageable path
+//! stages a piece at a time on one thread and reaches a fraction of the link's speed. Small
+//! copies, copies from page-locked memory and copies into a capturing stream stay one driver call.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::*;
+use crate::runtime::CUDA_STREAM_PER_THREAD;
 
 impl CudaBackend {
     pub(super) unsafe fn cuda_memcpy_htod(
@@ -23,9 +26,9 @@ impl CudaBackend {
             return Ok(());
         }
         self.ensure_context()?;
-        if let Some(ring) = self.staging_ring(src as usize, bytes, s)? {
+        if let Some((staging, ctx)) = self.staging(src as usize, bytes, s)? {
             // SAFETY: forwarded from the caller.
-            return unsafe { self.staged_htod(&mut lock_ring(&ring), dst, src, bytes, s) };
+            return unsafe { self.staged_htod(&staging, ctx, dst, src, bytes, s) };
         }
         // SAFETY: the caller vouches for src; the driver validates dst.
         check(unsafe {
@@ -47,9 +50,9 @@ impl CudaBackend {
             return Ok(());
         }
         self.ensure_context()?;
-        if let Some(ring) = self.staging_ring(dst as usize, bytes, s)? {
+        if let Some((staging, ctx)) = self.staging(dst as usize, bytes, s)? {
             // SAFETY: forwarded from the caller.
-            return unsafe { self.staged_dtoh(&mut lock_ring(&ring), dst, src, bytes, s) };
+            return unsafe { self.staged_dtoh(&staging, ctx, dst, src, bytes, s) };
         }
         // SAFETY: the caller vouches for dst; the driver validates src.
         check(unsafe {
@@ -108,18 +111,19 @@ impl CudaBackend {
     }
 }
 
-/// Defaults of the staged path (bench/copies.py on the GPU machine measures the choice; the
-/// `PYGPU_STAGED_COPY_*` variables override them without a rebuild).
-/// Pageable copies at least this large are staged.
+/// Defaults of the staged path, chosen by `bench/copies.py --sweep` on an H200 host (16 cores;
+/// docs/benchmarks.md): the least page-locked memory within 5 % of the best (24 MiB per context).
+/// The `PYGPU_STAGED_COPY_*` variables override them without a rebuild.
+/// Pageable copies at least this large are staged (below it, one driver call was as fast).
 pub(crate) const STAGED_COPY_MIN_BYTES: usize = 4 << 20;
-/// Bytes per staging buffer (one chunk of a copy).
+/// Bytes per staging buffer: the largest chunk.
 pub(crate) const STAGING_CHUNK_BYTES: usize = 2 << 20;
-/// Staging buffers per context: chunks in flight at once.
-pub(crate) const STAGING_BUFFERS: usize = 4;
-/// Host threads sharing one chunk's memcpy.
-pub(crate) const STAGING_THREADS: usize = 4;
-/// A chunk's memcpy is split only into parts at least this large.
-const PARALLEL_PART_MIN_BYTES: usize = 256 << 10;
+/// Staging buffers per context: chunks being copied or in flight at once.
+pub(crate) const STAGING_BUFFERS: usize = 12;
+/// Threads copying chunks at once, at most (no more than the machine's cores).
+pub(crate) const STAGING_THREADS: usize = 8;
+/// Chunks are made smaller than a buffer, down to this, so that every thread gets one.
+const MIN_CHUNK_BYTES: usize = 256 << 10;
 
 /// The staged path's settings, read once from the environment: `PYGPU_STAGED_COPY=0` turns
 /// it off; `PYGPU_STAGED_COPY_MIN_BYTES`, `_CHUNK_BYTES`, `_BUFFERS`, `_THREADS` set the above.
@@ -142,10 +146,21 @@ impl StagingConfig {
             enabled: !matches!(off.as_deref(), Some("0" | "off" | "false" | "no")),
             min_bytes: number("PYGPU_STAGED_COPY_MIN_BYTES", STAGED_COPY_MIN_BYTES, 1, usize::MAX),
             chunk_bytes: number("PYGPU_STAGED_COPY_CHUNK_BYTES", STAGING_CHUNK_BYTES, 4096, 1 << 30),
-            buffers: number("PYGPU_STAGED_COPY_BUFFERS", STAGING_BUFFERS, 2, 64),
-            threads: number("PYGPU_STAGED_COPY_THREADS", STAGING_THREADS, 1, 64),
+            buffers: number("PYGPU_STAGED_COPY_BUFFERS", STAGING_BUFFERS, 1, 64),
+            threads: number("PYGPU_STAGED_COPY_THREADS", default_threads(), 1, 64),
         }
     }
+
+    /// The chunk for a copy of `bytes`: a buffer's size, or less, so that each thread gets
+    /// one (not below MIN_CHUNK_BYTES, in whole pages).
+    fn chunk_for(&self, bytes: usize) -> usize {
+        let even = bytes.div_ceil(self.threads).next_multiple_of(4096);
+        even.clamp(MIN_CHUNK_BYTES.min(self.chunk_bytes), self.chunk_bytes)
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(STAGING_THREADS)
 }
 
 fn staging_config() -> &'static StagingConfig {
@@ -153,8 +168,8 @@ fn staging_config() -> &'static StagingConfig {
     CONFIG.get_or_init(|| StagingConfig::from_env(|name| std::env::var(name).ok()))
 }
 
-/// The threads that share a chunk's memcpy; None where one thread does it.
-fn memcpy_threads() -> Option<&'static rayon_core::ThreadPool> {
+/// The threads that copy chunks; None where the calling thread does it alone.
+fn copy_threads() -> Option<&'static rayon_core::ThreadPool> {
     static POOL: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
         let threads = staging_config().threads;
@@ -163,69 +178,51 @@ fn memcpy_threads() -> Option<&'static rayon_core::ThreadPool> {
         }
         rayon_core::ThreadPoolBuilder::new()
             .num_threads(threads)
-            .thread_name(|i| format!("pygpu-memcpy-{i}"))
+            .thread_name(|i| format!("pygpu-copy-{i}"))
             .build()
             .ok()
     })
     .as_ref()
 }
 
-/// Copies `len` bytes from `src` to `dst`, in parts on `pool`'s threads when they are large enough.
-/// # Safety
-/// `src` is valid for reads and `dst` for writes of `len` bytes, and the ranges do not overlap.
-unsafe fn parallel_memcpy(dst: *mut u8, src: *const u8, len: usize, pool: Option<&rayon_core::ThreadPool>) {
-    let parts = pool.map_or(1, |p| p.current_num_threads()).min(len / PARALLEL_PART_MIN_BYTES);
-    match pool {
-        Some(pool) if parts > 1 => {
-            let part = len.div_ceil(parts).next_multiple_of(4096);
-            let (d, s) = (dst as usize, src as usize);
-            pool.scope(|scope| {
-                for offset in (0..len).step_by(part) {
-                    let n = part.min(len - offset);
-                    // SAFETY: each part is a disjoint piece of the ranges the caller vouched for,
-                    // and `scope` returns only once every part is copied.
-                    scope.spawn(move |_| unsafe {
-                        std::ptr::copy_nonoverlapping((s + offset) as *const u8, (d + offset) as *mut u8, n)
-                    });
-                }
-            });
-        }
-        // SAFETY: forwarded from the caller.
-        _ => unsafe { std::ptr::copy_nonoverlapping(src, dst, len) },
-    }
+/// One page-locked staging buffer and the event recorded after the DMA that last used it
+/// (host address and event handle kept as integers).
+struct StagingBuffer {
+    buffer: usize,
+    event: usize,
+    /// Whether the event was recorded and not yet waited for.
+    pending: bool,
 }
 
-/// One context's page-locked staging buffers, and for each the event recorded after the DMA
-/// that last used it (host addresses and event handles kept as integers).
-struct StagingRing {
-    buffers: Vec<usize>,
-    events: Vec<usize>,
-    /// Whether the buffer's event was recorded and not yet waited for.
-    pending: Vec<bool>,
+/// One context's staging buffers. Copies running at once (from several Python threads) share
+/// them: a chunk locks one buffer from its CPU copy until its DMA is queued (host to device) or
+/// done (device to host).
+struct Staging {
+    buffers: Vec<Mutex<StagingBuffer>>,
     chunk_bytes: usize,
 }
 
-/// The rings, by context (address); made on a context's first staged copy, kept for the process.
-fn rings() -> &'static Mutex<HashMap<usize, Arc<Mutex<StagingRing>>>> {
-    static RINGS: OnceLock<Mutex<HashMap<usize, Arc<Mutex<StagingRing>>>>> = OnceLock::new();
-    RINGS.get_or_init(Default::default)
+/// The staging buffers, by context (address); made on a context's first staged copy, kept for
+/// the process.
+fn stagings() -> &'static Mutex<HashMap<usize, Arc<Staging>>> {
+    static STAGINGS: OnceLock<Mutex<HashMap<usize, Arc<Staging>>>> = OnceLock::new();
+    STAGINGS.get_or_init(Default::default)
 }
 
-fn lock_ring(ring: &Mutex<StagingRing>) -> MutexGuard<'_, StagingRing> {
-    // A copy that panicked leaves the ring whole (pending flags only err towards waiting).
-    ring.lock().unwrap_or_else(|e| e.into_inner())
+fn lock_buffer(buffer: &Mutex<StagingBuffer>) -> MutexGuard<'_, StagingBuffer> {
+    // A chunk that failed leaves the buffer whole (`pending` only errs towards waiting).
+    buffer.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A host or device address that the chunk threads share (the caller vouches for the range).
+#[derive(Clone, Copy)]
+struct Address(usize);
 
 impl CudaBackend {
-    /// The ring for a copy of `bytes` to or from the host memory at `host`, or None when the
-    /// copy is better made by one driver call: small, page-locked memory, a capturing stream,
-    /// the staged path off, or no staging memory to be had.
-    fn staging_ring(
-        &self,
-        host: usize,
-        bytes: usize,
-        s: Option<StreamHandle>,
-    ) -> Result<Option<Arc<Mutex<StagingRing>>>> {
+    /// The staging buffers and current context for a copy of `bytes` to or from the host memory
+    /// at `host`, or None when the copy is better made by one driver call: small, page-locked
+    /// memory, a capturing stream, the staged path off, or no staging memory to be had.
+    fn staging(&self, host: usize, bytes: usize, s: Option<StreamHandle>) -> Result<Option<(Arc<Staging>, CUcontext)>> {
         let config = staging_config();
         if !config.enabled || bytes < config.min_bytes {
             return Ok(None);
@@ -250,29 +247,22 @@ impl CudaBackend {
                 return Ok(None);
             }
         }
-        let mut ctx: CUcontext = null_mut();
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) })?;
-        let mut table = rings().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(ring) = table.get(&(ctx as usize)) {
-            return Ok(Some(ring.clone()));
+        let ctx = self.ensure_context()?;
+        let mut table = stagings().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(staging) = table.get(&(ctx as usize)) {
+            return Ok(Some((staging.clone(), ctx)));
         }
-        Ok(self.new_staging_ring(config).map(|ring| {
-            let ring = Arc::new(Mutex::new(ring));
-            table.insert(ctx as usize, ring.clone());
-            ring
+        Ok(self.new_staging(config).map(|staging| {
+            let staging = Arc::new(staging);
+            table.insert(ctx as usize, staging.clone());
+            (staging, ctx)
         }))
     }
 
     /// Page-locked buffers and events in the current context, or None (and nothing kept)
     /// where the driver refuses them: copies then go the driver's own way.
-    fn new_staging_ring(&self, config: &StagingConfig) -> Option<StagingRing> {
-        let mut ring = StagingRing {
-            buffers: Vec::new(),
-            events: Vec::new(),
-            pending: Vec::new(),
-            chunk_bytes: config.chunk_bytes,
-        };
+    fn new_staging(&self, config: &StagingConfig) -> Option<Staging> {
+        let (mut buffers, mut events) = (Vec::new(), Vec::new());
         for _ in 0..config.buffers {
             let mut buffer: *mut c_void = null_mut();
             let mut event: CUevent = null_mut();
@@ -283,126 +273,162 @@ impl CudaBackend {
                     && (self.api.cuEventCreate)(&mut event, 2) == 0
             };
             if !buffer.is_null() {
-                ring.buffers.push(buffer as usize);
+                buffers.push(buffer as usize);
             }
             if !event.is_null() {
-                ring.events.push(event as usize);
+                events.push(event as usize);
             }
             if !made {
-                for &b in &ring.buffers {
+                for &b in &buffers {
                     // SAFETY: allocated above by cuMemHostAlloc, never handed out.
                     unsafe { (self.api.cuMemFreeHost)(b as *mut c_void) };
                 }
-                for &e in &ring.events {
+                for &e in &events {
                     // SAFETY: created above, never recorded.
                     unsafe { (self.api.cuEventDestroy_v2)(e as CUevent) };
                 }
                 return None;
             }
-            ring.pending.push(false);
         }
-        Some(ring)
+        let buffers = buffers
+            .into_iter()
+            .zip(events)
+            .map(|(buffer, event)| Mutex::new(StagingBuffer { buffer, event, pending: false }))
+            .collect();
+        Some(Staging { buffers, chunk_bytes: config.chunk_bytes })
     }
 
-    /// Waits until the DMA last using staging buffer `k` is done.
-    fn wait_staging(&self, ring: &mut StagingRing, k: usize) -> Result<()> {
-        if ring.pending[k] {
-            // SAFETY: a live event of this ring.
-            check(unsafe { (self.api.cuEventSynchronize)(ring.events[k] as CUevent) })?;
-            ring.pending[k] = false;
+    /// Waits until the DMA last using `b` is done.
+    fn wait_staging(&self, b: &mut StagingBuffer) -> Result<()> {
+        if b.pending {
+            // SAFETY: a live event of this staging.
+            check(unsafe { (self.api.cuEventSynchronize)(b.event as CUevent) })?;
+            b.pending = false;
         }
         Ok(())
     }
 
-    /// Queues the DMA of staging buffer `k`'s first `len` bytes by `dma`, then its event.
-    fn queue_staging(
+    /// Queues `dma` of buffer `b`, then its event, on `st`.
+    fn queue_staging(&self, b: &mut StagingBuffer, st: CUstream, dma: impl FnOnce(*mut c_void) -> c_int) -> Result<()> {
+        check(dma(b.buffer as *mut c_void))?;
+        // SAFETY: a live event of this staging, recorded on the caller's stream.
+        check(unsafe { (self.api.cuEventRecord)(b.event as CUevent, st) })?;
+        b.pending = true;
+        Ok(())
+    }
+
+    /// Runs `chunk(buffer, offset, len)` for every chunk of a copy of `bytes` on stream `st`, on
+    /// the copy threads with `ctx` current (or on this thread), each chunk holding a staging buffer.
+    /// Returns the first error; the chunks not yet started are then skipped.
+    fn for_each_chunk(
         &self,
-        ring: &mut StagingRing,
-        k: usize,
+        staging: &Staging,
+        ctx: CUcontext,
         st: CUstream,
-        dma: impl FnOnce(*mut c_void) -> c_int,
+        bytes: usize,
+        chunk: impl Fn(&mut StagingBuffer, usize, usize) -> Result<()> + Sync,
     ) -> Result<()> {
-        check(dma(ring.buffers[k] as *mut c_void))?;
-        // SAFETY: a live event of this ring, recorded on the caller's stream.
-        check(unsafe { (self.api.cuEventRecord)(ring.events[k] as CUevent, st) })?;
-        ring.pending[k] = true;
-        Ok(())
+        let size = staging_config().chunk_for(bytes).min(staging.chunk_bytes);
+        // The per-thread default stream is another stream on every thread: only the caller's
+        // thread may queue on the caller's.
+        let threads = copy_threads().filter(|_| st != CUDA_STREAM_PER_THREAD as CUstream);
+        let count = bytes.div_ceil(size);
+        let next = AtomicUsize::new(0);
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let ctx = Address(ctx as usize);
+        let work = || {
+            // SAFETY: the caller's current context, which outlives the copy (the caller waits).
+            if let Err(e) = check(unsafe { (self.api.cuCtxSetCurrent)(ctx.0 as CUcontext) }) {
+                failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                return;
+            }
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= count {
+                    return;
+                }
+                let offset = index * size;
+                let mut buffer = lock_buffer(&staging.buffers[index % staging.buffers.len()]);
+                if let Err(e) = chunk(&mut buffer, offset, size.min(bytes - offset)) {
+                    next.store(count, Ordering::Relaxed);
+                    failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    return;
+                }
+            }
+        };
+        match threads {
+            Some(pool) if count > 1 => pool.scope(|scope| {
+                for _ in 0..pool.current_num_threads().min(count) {
+                    scope.spawn(|_| work());
+                }
+            }),
+            _ => work(),
+        }
+        failure.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
     }
 
-    /// Host to device through the ring: chunk k+1 is copied into its buffer while chunk k's
-    /// DMA runs. Without a stream it returns once the data arrived (cuMemcpyHtoD); on a
-    /// stream, once the source was read (the DMAs stay queued, as cuMemcpyHtoDAsync's).
+    /// Host to device through the staging buffers. Without a stream it returns once the data
+    /// arrived (as cuMemcpyHtoD); on a stream, once the source was read (the DMAs stay queued,
+    /// as cuMemcpyHtoDAsync's).
     /// # Safety
-    /// `src` is valid for reads of `bytes` bytes.
+    /// `src` is valid for reads of `bytes` bytes, and `ctx` is the current context.
     unsafe fn staged_htod(
         &self,
-        ring: &mut StagingRing,
+        staging: &Staging,
+        ctx: CUcontext,
         dst: DevicePtr,
         src: *const u8,
         bytes: usize,
         s: Option<StreamHandle>,
     ) -> Result<()> {
-        let (st, n, chunk, pool) = (stream(s), ring.buffers.len(), ring.chunk_bytes, memcpy_threads());
-        let mut last = 0;
-        for (index, offset) in (0..bytes).step_by(chunk).enumerate() {
-            let (k, len) = (index % n, chunk.min(bytes - offset));
-            self.wait_staging(ring, k)?;
+        let (st, src) = (Address(stream(s) as usize), Address(src as usize));
+        self.for_each_chunk(staging, ctx, st.0 as CUstream, bytes, |b, offset, len| {
+            self.wait_staging(b)?;
             // SAFETY: offset + len <= bytes, within the caller's source; the staging buffer
-            // holds `chunk` >= len bytes and no DMA reads it any more (waited for above).
-            unsafe { parallel_memcpy(ring.buffers[k] as *mut u8, src.add(offset), len, pool) };
+            // holds chunk_bytes >= len bytes and no DMA reads it any more (waited for above).
+            unsafe { std::ptr::copy_nonoverlapping((src.0 + offset) as *const u8, b.buffer as *mut u8, len) };
             // SAFETY: the staging buffer is page-locked and stays allocated for the process;
             // the driver validates the device range.
-            self.queue_staging(ring, k, st, |buffer| unsafe {
-                (self.api.cuMemcpyHtoDAsync_v2)(dst + offset as u64, buffer, len, st)
-            })?;
-            last = k;
-        }
+            self.queue_staging(b, st.0 as CUstream, |buffer| unsafe {
+                (self.api.cuMemcpyHtoDAsync_v2)(dst + offset as u64, buffer, len, st.0 as CUstream)
+            })
+        })?;
         if s.is_none() {
-            // Every chunk was queued in order on one stream: the last one's event covers all.
-            self.wait_staging(ring, last)?;
+            // Every chunk went to the legacy stream: its end covers them all.
+            // SAFETY: the context is current.
+            check(unsafe { (self.api.cuStreamSynchronize)(null_mut()) })?;
         }
         Ok(())
     }
 
-    /// Device to host through the ring: the DMAs of the next chunks run while the current
-    /// one is copied out of its buffer. Returns once `dst` holds the data (as CUDA's pageable
-    /// copies do, on a stream too).
+    /// Device to host through the staging buffers: each chunk's DMA, then its CPU copy out of
+    /// the buffer, while other threads do the same for the next chunks. Returns once `dst`
+    /// holds the data (as CUDA's pageable copies do, on a stream too).
     /// # Safety
-    /// `dst` is valid for writes of `bytes` bytes.
+    /// `dst` is valid for writes of `bytes` bytes, and `ctx` is the current context.
     unsafe fn staged_dtoh(
         &self,
-        ring: &mut StagingRing,
+        staging: &Staging,
+        ctx: CUcontext,
         dst: *mut u8,
         src: DevicePtr,
         bytes: usize,
         s: Option<StreamHandle>,
     ) -> Result<()> {
-        let (st, n, chunk, pool) = (stream(s), ring.buffers.len(), ring.chunk_bytes, memcpy_threads());
-        let count = bytes.div_ceil(chunk);
-        let piece = |index: usize| (index * chunk, chunk.min(bytes - index * chunk));
-        let queue = |ring: &mut StagingRing, index: usize| -> Result<()> {
-            let (k, (offset, len)) = (index % n, piece(index));
-            self.wait_staging(ring, k)?;
-            // SAFETY: the staging buffer is page-locked, holds `chunk` >= len bytes and is no
-            // longer read (waited for above); the driver validates the device range.
-            self.queue_staging(ring, k, st, |buffer| unsafe {
-                (self.api.cuMemcpyDtoHAsync_v2)(buffer, src + offset as u64, len, st)
-            })
-        };
-        for index in 0..count.min(n) {
-            queue(ring, index)?;
-        }
-        for index in 0..count {
-            let (k, (offset, len)) = (index % n, piece(index));
-            self.wait_staging(ring, k)?;
+        let (st, dst) = (Address(stream(s) as usize), Address(dst as usize));
+        self.for_each_chunk(staging, ctx, st.0 as CUstream, bytes, |b, offset, len| {
+            self.wait_staging(b)?;
+            // SAFETY: the staging buffer is page-locked, holds chunk_bytes >= len bytes and no
+            // DMA uses it any more (waited for above); the driver validates the device range.
+            self.queue_staging(b, st.0 as CUstream, |buffer| unsafe {
+                (self.api.cuMemcpyDtoHAsync_v2)(buffer, src + offset as u64, len, st.0 as CUstream)
+            })?;
+            self.wait_staging(b)?;
             // SAFETY: the DMA into the buffer is done (waited for above); offset + len <= bytes,
             // within the caller's destination.
-            unsafe { parallel_memcpy(dst.add(offset), ring.buffers[k] as *const u8, len, pool) };
-            if index + n < count {
-                queue(ring, index + n)?;
-            }
-        }
-        Ok(())
+            unsafe { std::ptr::copy_nonoverlapping(b.buffer as *const u8, (dst.0 + offset) as *mut u8, len) };
+            Ok(())
+        })
     }
 }
 
@@ -420,7 +446,7 @@ mod tests {
                 min_bytes: STAGED_COPY_MIN_BYTES,
                 chunk_bytes: STAGING_CHUNK_BYTES,
                 buffers: STAGING_BUFFERS,
-                threads: STAGING_THREADS
+                threads: default_threads()
             }
         );
         let set = StagingConfig::from_env(|name| {
@@ -437,22 +463,18 @@ mod tests {
         });
         assert_eq!(
             (set.enabled, set.min_bytes, set.chunk_bytes, set.buffers, set.threads),
-            (false, 1 << 20, 4096, 64, 4)
+            (false, 1 << 20, 4096, 64, default_threads())
         );
     }
 
     #[test]
-    fn parallel_memcpy_copies_odd_sizes_and_offsets() {
-        let pool = rayon_core::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-        let src: Vec<u8> = (0..3_000_017u32).map(|i| (i * 7 % 251) as u8).collect();
-        for (offset, len) in [(0, 0), (1, 1), (3, 262_143), (5, 1_048_579), (17, 3_000_000)] {
-            for threads in [None, Some(&pool)] {
-                let mut dst = vec![0u8; len + 2];
-                // SAFETY: src holds offset + len bytes, dst len + 2; distinct vectors.
-                unsafe { parallel_memcpy(dst.as_mut_ptr().add(1), src.as_ptr().add(offset), len, threads) };
-                assert_eq!(&dst[1..len + 1], &src[offset..offset + len]);
-                assert_eq!((dst[0], dst[len + 1]), (0, 0), "nothing written outside");
-            }
-        }
+    fn chunks_shrink_so_that_every_thread_gets_one() {
+        let config = StagingConfig { enabled: true, min_bytes: 1, chunk_bytes: 8 << 20, buffers: 8, threads: 8 };
+        assert_eq!(config.chunk_for(1 << 30), 8 << 20);
+        assert_eq!(config.chunk_for(16 << 20), 2 << 20);
+        assert_eq!(config.chunk_for((16 << 20) + 1), (2 << 20) + 4096);
+        assert_eq!(config.chunk_for(1 << 20), MIN_CHUNK_BYTES);
+        let tiny = StagingConfig { chunk_bytes: 4096, ..config };
+        assert_eq!(tiny.chunk_for(1 << 20), 4096);
     }
 }
