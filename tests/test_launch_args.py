@@ -92,6 +92,26 @@ def test_prepared_python_complex(echo: Any, dtype: str) -> None:
     assert _echoed(echo, dtype, complex(0.1, -3.0), prepared=True)[0] == np.dtype(dtype).type(complex(0.1, -3.0))
 
 
+def test_numpy_scalars_of_other_types_convert_to_the_prepared_type(echo: Any) -> None:
+    # Only a scalar of the parameter's own type is read in place; others convert (and are
+    # range-checked) as Python numbers do.
+    assert _echoed(echo, "int32", np.int64(-7), prepared=True)[0] == -7
+    assert _echoed(echo, "float64", np.float32(0.1), prepared=True)[0] == np.float64(np.float32(0.1))
+    assert _echoed(echo, "int16", np.uint8(200), prepared=True)[0] == 200
+    with pytest.raises(OverflowError):
+        _echoed(echo, "int32", np.int64(1 << 40), prepared=True)
+
+
+class _Float64Subclass(np.float64):
+    pass
+
+
+def test_a_subclass_of_a_numpy_scalar_passes_its_value(echo: Any) -> None:
+    value = _Float64Subclass(-3.25)
+    assert _echoed(echo, "float64", value, prepared=False)[0] == -3.25
+    assert _echoed(echo, "float64", value, prepared=True)[0] == -3.25
+
+
 def test_pointers_from_every_kind_of_device_memory(echo: Any) -> None:
     host = np.arange(4, dtype=np.float64) + 0.5
     a = gpuarray.to_gpu(host)

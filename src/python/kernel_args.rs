@@ -7,8 +7,6 @@
 //! value (not through the buffer protocol, which builds an array per scalar).
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use std::sync::Mutex;
-
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
@@ -26,42 +24,79 @@ fn numpy_generic(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     NUMPY_GENERIC.import(py, "numpy", "generic")
 }
 
-/// numpy scalar types seen so far (by type object address, which lives as long as the
-/// process for numpy's static types) and the kind their value packs as; None for types read
-/// through the buffer protocol (bool, float16, long double, structured and void scalars).
-static SCALAR_KINDS: Mutex<Vec<(usize, Option<ParamKind>)>> = Mutex::new(Vec::new());
+/// numpy's own scalar types, by type object address (numpy's types live as long as the
+/// process), each with the kind its value packs as (None: bool, float16 and long double,
+/// which pack through the buffer protocol); built on first use, read without a lock.
+struct NumpyScalars {
+    types: Vec<(usize, Option<ParamKind>)>,
+    /// Whether values may be read in place: numpy's scalar objects hold their value right
+    /// after the object header (`PyArrayScalar_VAL` in numpy's C API). Checked once against
+    /// the general path on a sample of each type; where it fails, every value takes that path.
+    in_place: bool,
+}
 
-/// The kind a numpy scalar of `obj`'s type packs as, or None when `obj` is no numpy scalar
-/// of a plain numeric type.
-fn scalar_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<ParamKind>> {
-    let ty = obj.get_type();
-    let key = ty.as_ptr() as usize;
-    {
-        let kinds = SCALAR_KINDS.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, kind)) = kinds.iter().find(|(k, _)| *k == key) {
-            return Ok(*kind);
+static NUMPY_SCALARS: PyOnceLock<NumpyScalars> = PyOnceLock::new();
+
+fn numpy_scalars(py: Python<'_>) -> PyResult<&NumpyScalars> {
+    NUMPY_SCALARS.get_or_try_init(py, || {
+        let dtype = py.import("numpy")?.getattr("dtype")?;
+        let mut table = NumpyScalars { types: Vec::new(), in_place: true };
+        for c in "bBhHiIlLqQfdFD?egG".chars() {
+            let ty = dtype.call1((c.to_string(),))?.getattr("type")?;
+            let kind = ParamKind::from_char(c).filter(|_| c != '?');
+            if let Some(kind) = kind {
+                let sample = ty.call1((3,))?;
+                let mut expected = KernelArgs::new();
+                pack_value(&mut expected, kind, &sample, 0)?;
+                // SAFETY: `sample` is an instance of numpy's scalar type for `kind`.
+                table.in_place &= expected.values().next() == Some(unsafe { value_in_place(&sample, kind) });
+            }
+            table.types.push((ty.as_ptr() as usize, kind));
         }
+        Ok::<_, PyErr>(table)
+    })
+}
+
+/// A numpy scalar's value bytes, read where numpy keeps them.
+/// # Safety
+/// `obj` is an instance of numpy's own scalar type for `kind` (a numeric kind): such an object
+/// has at least an object header and the value, so the bytes read lie inside it (and are the
+/// value where the layout is numpy's, which `NumpyScalars::in_place` checks).
+unsafe fn value_in_place<'a>(obj: &'a Bound<'_, PyAny>, kind: ParamKind) -> &'a [u8] {
+    let size = match kind {
+        ParamKind::I8 | ParamKind::U8 => 1,
+        ParamKind::I16 | ParamKind::U16 => 2,
+        ParamKind::I32 | ParamKind::U32 | ParamKind::F32 => 4,
+        ParamKind::C128 => 16,
+        _ => 8,
+    };
+    // SAFETY: see the contract; the slice lives as long as the borrow of `obj`.
+    unsafe {
+        std::slice::from_raw_parts((obj.as_ptr() as *const u8).add(std::mem::size_of::<pyo3::ffi::PyObject>()), size)
     }
+}
+
+/// `Some(kind)` when `obj`'s type is exactly one of numpy's scalar types (the kind None for
+/// bool, float16, long double); None for anything else, subclasses included.
+fn numpy_scalar_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<Option<ParamKind>>> {
+    let key = obj.get_type_ptr() as usize;
+    Ok(numpy_scalars(obj.py())?.types.iter().find(|(k, _)| *k == key).map(|(_, kind)| *kind))
+}
+
+/// The kind an instance of a subclass of a numpy scalar type packs as, by its dtype; None for
+/// other objects and for kinds read through the buffer protocol.
+fn numpy_subclass_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<ParamKind>> {
     let py = obj.py();
     if !obj.is_instance(numpy_generic(py)?)? {
         return Ok(None);
     }
     let c: String = obj.getattr(pyo3::intern!(py, "dtype"))?.getattr(pyo3::intern!(py, "char"))?.extract()?;
-    let kind = match c.as_str() {
+    Ok(match c.as_str() {
         "b" | "B" | "h" | "H" | "i" | "I" | "l" | "q" | "L" | "Q" | "f" | "d" | "F" | "D" => {
             c.chars().next().and_then(ParamKind::from_char)
         }
         _ => None,
-    };
-    // Only numpy's own types are cached: a subclass (possibly with another value) may be
-    // created and freed, and its address reused.
-    if ty.getattr(pyo3::intern!(py, "__module__"))?.extract::<String>().is_ok_and(|m| m == "numpy") {
-        let mut kinds = SCALAR_KINDS.lock().unwrap_or_else(|e| e.into_inner());
-        if kinds.len() < 64 && !kinds.iter().any(|(k, _)| *k == key) {
-            kinds.push((key, kind));
-        }
-    }
-    Ok(kind)
+    })
 }
 
 /// The device address of element 0 of a `pygpu.gpuarray.GPUArray`, read from its allocation
@@ -161,11 +196,16 @@ pub(super) fn pack_any(
     if let Ok(a) = obj.cast::<DeviceAllocation>() {
         return Ok(args.push(a.get().live_ptr()?)?);
     }
-    if let Some(kind) = scalar_kind(obj)? {
-        return pack_prepared(args, kind, obj, index);
+    match numpy_scalar_kind(obj)? {
+        Some(Some(kind)) => return pack_prepared(args, kind, obj, index),
+        Some(None) => return Ok(args.push_bytes(HostView::get(obj, false)?.bytes())?),
+        None => {}
     }
     if let Some(ptr) = gpuarray_ptr(obj)? {
         return Ok(args.push(ptr)?);
+    }
+    if let Some(kind) = numpy_subclass_kind(obj)? {
+        return pack_prepared(args, kind, obj, index);
     }
     if obj.is_instance(numpy_generic(py)?)? {
         return Ok(args.push_bytes(HostView::get(obj, false)?.bytes())?);
@@ -265,6 +305,26 @@ pub(super) fn pack_prepared(
     obj: &Bound<'_, PyAny>,
     index: usize,
 ) -> PyResult<()> {
+    // A numpy scalar of the parameter's own type (or a 64-bit integer for a pointer) is read
+    // in place: extracting it goes through __index__ or __complex__, which builds an object.
+    // Python's own numbers (the common case) skip the lookup.
+    let python_number = obj.is_exact_instance_of::<PyInt>() || obj.is_exact_instance_of::<PyFloat>();
+    if python_number {
+        return pack_value(args, kind, obj, index);
+    }
+    if let Some(Some(own)) = numpy_scalar_kind(obj)? {
+        let fits = own == kind || (kind == ParamKind::Pointer && matches!(own, ParamKind::I64 | ParamKind::U64));
+        if fits && numpy_scalars(obj.py())?.in_place {
+            // SAFETY: obj's type is numpy's scalar type for `own`.
+            return Ok(args.push_bytes(unsafe { value_in_place(obj, own) })?);
+        }
+    }
+    pack_value(args, kind, obj, index)
+}
+
+/// Packs `obj` as a `kind` parameter by converting it (Python numbers, numpy scalars of other
+/// types, arrays and allocations for pointers).
+fn pack_value(args: &mut KernelArgs, kind: ParamKind, obj: &Bound<'_, PyAny>, index: usize) -> PyResult<()> {
     let r = match kind {
         ParamKind::Pointer => args.push(pointer_of(obj, index)?),
         ParamKind::I8 => args.push(obj.extract::<i8>()?),

@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 use super::kernel_args::{dims, give_back_args, pack_any, pack_prepared, take_args, unstage};
 use super::kernel_signature::{check_structs, parse_signature, ParamKind};
 use super::releasable::Releasable;
-use super::stream::{stream_arg, CudaStream};
+use super::stream::{launch_stream, CudaStream};
 use crate::runtime::error::CUDA_ERROR_INVALID_RESOURCE_HANDLE;
 use crate::runtime::{
     self, BackendKind, Context, Error, Event, FunctionAttribute, KernelArgs, LaunchConfig, Stream, StreamHandle,
@@ -27,6 +27,11 @@ pub struct Module {
 impl Module {
     fn module(&self) -> PyResult<Arc<runtime::Module>> {
         self.module.get()
+    }
+
+    /// The invalid-handle error once `close()`d.
+    fn check_open(&self) -> PyResult<()> {
+        self.module.with(|_| ())
     }
 
     fn load(py: Python<'_>, image: &[u8]) -> PyResult<Self> {
@@ -209,9 +214,8 @@ impl Function {
     ) -> PyResult<()> {
         self.check_arguments(args)?;
         // A closed Python module ends launching, as before the runtime types kept code loaded.
-        self.module.get().module()?;
+        self.module.get().check_open()?;
         let f = &self.function;
-        check_device(f)?;
         // The argument values were packed from the caller's arguments; whether they match the
         // kernel's parameters is the caller's contract, as with cuLaunchKernel.
         let launch = || match stream {
@@ -277,7 +281,7 @@ impl Function {
             pack_prepared(&mut args, *kind, &value, i)?;
         }
         let config = self.config(grid, block, shared_size)?;
-        let result = self.launch(py, &config, stream_arg(stream)?.as_deref(), &args);
+        let result = self.launch(py, &config, launch_stream(stream)?.as_deref(), &args);
         give_back_args(args);
         result
     }
@@ -308,7 +312,7 @@ impl Function {
         }
         let one = pyo3::types::PyInt::new(py, 1);
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
-        let stream = stream_arg(stream)?;
+        let stream = launch_stream(stream)?;
         self.launch(py, &config, stream.as_deref(), &packed)?;
         give_back_args(packed);
         unstage(py, staged, stream.map_or(StreamHandle::DEFAULT, |s| s.handle()))
@@ -475,22 +479,4 @@ fn texref_removed(call: &str) -> PyErr {
          pointer; __ldg() or const __restrict__ for the read-only cache), or create texture objects \
          (cudaTextureObject_t, cudaCreateTextureObject) in your own C++ code"
     ))
-}
-
-/// Refuses to launch a kernel while another device than its module's is current (a CUDA
-/// function belongs to the context it was loaded in).
-fn check_device(f: &runtime::Function) -> PyResult<()> {
-    let ctx = f.context();
-    let current = ctx.backend().get_device()?;
-    if current == ctx.device() {
-        return Ok(());
-    }
-    Err(Error::InvalidArgument(format!(
-        "kernel {} was loaded on device {}, but device {current} is current: launch it inside \
-         `with pygpu.Device({})`, or load its module again on device {current}",
-        f.name(),
-        ctx.device(),
-        ctx.device()
-    ))
-    .into())
 }

@@ -58,6 +58,12 @@ pub fn stream_arg(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Option<Arc
     Ok(Some(s))
 }
 
+/// A kernel launch's stream argument, unchecked: the launch compares its device with the
+/// kernel's and the current one (one look at the current context per launch).
+pub fn launch_stream(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Option<Arc<Stream>>> {
+    stream.map(|s| s.get().stream()).transpose()
+}
+
 /// The handle of an optional stream argument: None is the legacy default stream.
 pub fn stream_handle(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<StreamHandle> {
     Ok(stream_arg(stream)?.map_or(StreamHandle::DEFAULT, |s| s.handle()))

@@ -105,6 +105,34 @@ impl KernelArgs {
         // SAFETY: every offset lies inside storage (push_bytes grew it to cover it).
         self.offsets.iter().map(|&o| unsafe { base.add(o) } as *mut c_void).collect()
     }
+
+    /// `launch` of the pointers to each value, in an array on the stack for up to 32 values
+    /// (a launch then allocates nothing), as `pointers` gives them.
+    pub fn with_pointers<R>(&self, launch: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
+        const INLINE: usize = 32;
+        if self.offsets.len() > INLINE {
+            return launch(&mut self.pointers());
+        }
+        let base = self.storage.as_ptr() as *mut u8;
+        let mut inline = [std::ptr::null_mut(); INLINE];
+        for (slot, &o) in inline.iter_mut().zip(&self.offsets) {
+            // SAFETY: every offset lies inside storage (push_bytes grew it to cover it).
+            *slot = unsafe { base.add(o) } as *mut c_void;
+        }
+        launch(&mut inline[..self.offsets.len()])
+    }
+
+    /// Each value's bytes, in order.
+    pub fn values(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        // SAFETY: storage holds `used` bytes of plain data, viewed as bytes (no alignment).
+        let raw = unsafe { std::slice::from_raw_parts(self.storage.as_ptr() as *const u8, self.used) };
+        self.offsets.iter().zip(&self.sizes).map(move |(&o, &size)| &raw[o..o + size])
+    }
+
+    /// The values of 8 bytes (the ones that may be device addresses), in order.
+    pub fn eight_byte_values(&self) -> impl Iterator<Item = u64> + '_ {
+        self.values().filter_map(|v| v.try_into().ok().map(u64::from_ne_bytes))
+    }
 }
 
 /// A C string for a symbol lookup; a name with a NUL byte cannot name anything.
@@ -135,6 +163,9 @@ mod tests {
             assert_eq!(*(ptrs[2] as *const f64), 2.5);
             assert_eq!(*(ptrs[3] as *const u8), 1);
         }
+        let inline = args.with_pointers(|p| p.to_vec());
+        assert_eq!(inline, args.pointers());
+        assert_eq!(args.eight_byte_values().collect::<Vec<_>>(), [0x1122_3344_5566_7788, 2.5f64.to_bits()]);
         assert!(args.push_bytes(&[0; MAX_ARGUMENT_BYTES + 1]).is_err());
         assert!(args.push_bytes(&[0; 416]).is_ok());
     }

@@ -123,6 +123,12 @@ pub trait Backend: Send + Sync {
     fn device_count(&self) -> Result<i32>;
     fn set_device(&self, device: i32) -> Result<()>;
     fn get_device(&self) -> Result<i32>;
+    /// The current device for a kernel launch: as `get_device`, but where the thread has no
+    /// context current yet, device 0's primary one is made current first (as the runtime's
+    /// first call on a thread does), so that `launch_kernel` finds one.
+    fn launch_device(&self) -> Result<i32> {
+        self.get_device()
+    }
     fn device_synchronize(&self) -> Result<()>;
     fn device_properties(&self, device: i32) -> Result<DeviceProperties>;
     /// (free, total) bytes of the current device.
@@ -234,7 +240,8 @@ pub trait Backend: Send + Sync {
     /// Launches `function`; the argument values are copied before this returns.
     /// # Safety
     /// `args` matches the kernel's parameters in number and layout, and any pointers in it
-    /// are device memory the kernel may access.
+    /// are device memory the kernel may access; the function's context is current
+    /// (`launch_device` returned its device).
     unsafe fn launch_kernel(
         &self,
         _function: FunctionHandle,

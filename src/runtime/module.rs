@@ -8,7 +8,7 @@ use super::context::Context;
 use super::owned::Owned;
 use super::stream::Stream;
 use super::{
-    DevicePtr, FunctionAttribute, FunctionHandle, KernelArgs, LaunchConfig, ModuleHandle, Result, StreamHandle,
+    DevicePtr, Error, FunctionAttribute, FunctionHandle, KernelArgs, LaunchConfig, ModuleHandle, Result, StreamHandle,
 };
 
 pub struct Module {
@@ -100,16 +100,37 @@ impl Function {
     /// `args` matches the kernel's parameters in number and layout, and any pointers in it
     /// are device memory the kernel may access.
     pub unsafe fn launch(&self, config: &LaunchConfig, stream: &Stream, args: &KernelArgs) -> Result<()> {
+        let device = self.context().device();
+        if stream.context().device() != device {
+            return Err(Error::InvalidArgument(format!(
+                "this stream belongs to device {}, but device {device} is current (kernel {} was loaded on it): \
+                 launch on a stream of device {device}",
+                stream.context().device(),
+                self.name
+            )));
+        }
         stream.keep_while_captured(&self.module, args);
         // SAFETY: forwarded from this function's contract; the module is held by `self`.
         unsafe { self.launch_on(config, stream.handle(), args) }
     }
 
-    /// Launches on the default stream or a foreign stream's handle.
+    /// Launches on the default stream or a foreign stream's handle. Refuses while another
+    /// device than the module's is current (a CUDA function belongs to the context it was
+    /// loaded in); that check is the launch's one look at the current context.
     /// # Safety
     /// As `launch`.
     pub unsafe fn launch_on(&self, config: &LaunchConfig, stream: StreamHandle, args: &KernelArgs) -> Result<()> {
-        // SAFETY: forwarded from this function's contract; the module is held by `self`.
-        unsafe { self.context().backend().launch_kernel(self.handle, config, stream, args) }
+        let backend = self.context().backend();
+        let (device, current) = (self.context().device(), backend.launch_device()?);
+        if current != device {
+            return Err(Error::InvalidArgument(format!(
+                "kernel {} was loaded on device {device}, but device {current} is current: launch it inside \
+                 `with pygpu.Device({device})`, or load its module again on device {current}",
+                self.name
+            )));
+        }
+        // SAFETY: forwarded from this function's contract; the module is held by `self`, and
+        // its context is current (launch_device made one current, and it is the device's).
+        unsafe { backend.launch_kernel(self.handle, config, stream, args) }
     }
 }

@@ -2,6 +2,7 @@
 //! kernels were launched on it, so that the graph keeps their code loaded, and the
 //! allocations their arguments point into, so that a replay can check they still exist.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::context::Context;
@@ -17,6 +18,9 @@ pub struct Stream {
     flags: u32,
     /// What the launches of a capture use; None when not capturing.
     captured: Mutex<Option<Captured>>,
+    /// Whether `captured` is Some, readable without its lock: launches outside a capture
+    /// (nearly all) skip the lock.
+    capturing: AtomicBool,
 }
 
 /// The modules and allocations that launches recorded into a graph use.
@@ -35,7 +39,13 @@ impl Stream {
             )));
         }
         let handle = ctx.backend().stream_create(flags)?;
-        Ok(Stream { ctx: ctx.clone(), owned: Owned::new(ctx.backend(), handle), flags, captured: Mutex::new(None) })
+        Ok(Stream {
+            ctx: ctx.clone(),
+            owned: Owned::new(ctx.backend(), handle),
+            flags,
+            captured: Mutex::new(None),
+            capturing: AtomicBool::new(false),
+        })
     }
 
     pub fn handle(&self) -> StreamHandle {
@@ -80,6 +90,7 @@ impl Stream {
         let mut captured = self.captured();
         self.ctx.backend().stream_begin_capture(self.handle())?;
         *captured = Some(Captured::default());
+        self.capturing.store(true, Ordering::Release);
         Ok(())
     }
 
@@ -88,6 +99,7 @@ impl Stream {
         let mut captured = self.captured();
         let handle = self.ctx.backend().stream_end_capture(self.handle())?;
         let Captured { modules, allocations } = captured.take().unwrap_or_default();
+        self.capturing.store(false, Ordering::Release);
         Ok(Graph::new(&self.ctx, handle, modules, allocations))
     }
 
@@ -98,18 +110,18 @@ impl Stream {
     /// Called by a launch on this stream: a graph being recorded keeps `module` loaded and
     /// notes the allocations that the pointer-sized arguments point into.
     pub(crate) fn keep_while_captured(&self, module: &Arc<Module>, args: &KernelArgs) {
+        // A capture begun on another thread while this launch runs may miss it either way:
+        // the lock would not order the launch's driver call after begin_capture's.
+        if !self.capturing.load(Ordering::Acquire) {
+            return;
+        }
         let mut captured = self.captured();
         let Some(kept) = captured.as_mut() else { return };
         if !kept.modules.iter().any(|m| Arc::ptr_eq(m, module)) {
             kept.modules.push(module.clone());
         }
         let backend = self.ctx.backend();
-        for (value, size) in args.pointers().into_iter().zip(args.sizes()) {
-            if *size != std::mem::size_of::<DevicePtr>() {
-                continue;
-            }
-            // SAFETY: pointers() point at each argument's bytes inside `args`, here 8 of them.
-            let address = unsafe { std::ptr::read_unaligned(value as *const DevicePtr) };
+        for address in args.eight_byte_values() {
             if address == 0 || kept.allocations.iter().any(|u| u.address == address) {
                 continue;
             }

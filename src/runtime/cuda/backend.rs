@@ -30,6 +30,12 @@ impl Backend for CudaBackend {
         Ok(self.context_device(ctx)?.0)
     }
 
+    fn launch_device(&self) -> Result<i32> {
+        check(self.init_status)?;
+        let ctx = self.ensure_context()?;
+        Ok(self.context_device(ctx)?.0)
+    }
+
     fn device_synchronize(&self) -> Result<()> {
         self.ensure_context()?;
         // SAFETY: a context is current.

@@ -86,26 +86,27 @@ impl CudaBackend {
         s: StreamHandle,
         args: &KernelArgs,
     ) -> Result<()> {
-        self.ensure_context()?;
-        let mut pointers = args.pointers();
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
-        // SAFETY: the caller vouches that args match the kernel; the driver copies the
-        // values before returning, so `pointers` need only live across the call.
-        check(unsafe {
-            (self.api.cuLaunchKernel)(
-                function.0 as CUfunction,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                config.shared_bytes,
-                stream(Some(s)),
-                if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
-                null_mut(),
-            )
+        args.with_pointers(|pointers| {
+            // SAFETY: the caller vouches that args match the kernel and that its context is
+            // current; the driver copies the values before returning, so `pointers` need only
+            // live across the call.
+            check(unsafe {
+                (self.api.cuLaunchKernel)(
+                    function.0 as CUfunction,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    config.shared_bytes,
+                    stream(Some(s)),
+                    if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
+                    null_mut(),
+                )
+            })
         })
     }
 }

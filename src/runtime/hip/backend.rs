@@ -302,25 +302,26 @@ impl Backend for HipBackend {
         s: StreamHandle,
         args: &KernelArgs,
     ) -> Result<()> {
-        let mut pointers = args.pointers();
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
-        // SAFETY: the caller vouches that args match the kernel; HIP copies the values
-        // before returning.
-        check(unsafe {
-            hipModuleLaunchKernel(
-                function.0 as hipFunction_t,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                config.shared_bytes,
-                stream(Some(s)),
-                if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
-                null_mut(),
-            )
+        args.with_pointers(|pointers| {
+            // SAFETY: the caller vouches that args match the kernel; HIP copies the values
+            // before returning.
+            check(unsafe {
+                hipModuleLaunchKernel(
+                    function.0 as hipFunction_t,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    config.shared_bytes,
+                    stream(Some(s)),
+                    if pointers.is_empty() { null_mut() } else { pointers.as_mut_ptr() },
+                    null_mut(),
+                )
+            })
         })
     }
 

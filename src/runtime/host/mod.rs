@@ -223,12 +223,7 @@ impl HostBackend {
     /// the kernel may use, as far as its arguments tell.
     fn argument_allocations(state: &State, args: &KernelArgs) -> Vec<(u64, usize)> {
         let mut found = Vec::new();
-        for (value, size) in args.pointers().into_iter().zip(args.sizes()) {
-            if *size != 8 {
-                continue;
-            }
-            // SAFETY: pointers() point at each argument value, here 8 bytes, inside args.
-            let value = unsafe { std::ptr::read_unaligned(value as *const u64) };
+        for value in args.eight_byte_values() {
             if let Some((&start, &(bytes, _))) = state.allocations.range(..=value).next_back() {
                 // One past the end counts: a kernel given the end of an array may write there.
                 if value <= start + bytes as u64 && !found.contains(&(start, bytes)) {
