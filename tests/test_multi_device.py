@@ -90,6 +90,33 @@ def test_operations_run_on_the_arrays_device() -> None:
 
 
 @two_devices
+def test_operations_on_either_device_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pygpu.elementwise
+    from pygpu import cumath
+    from pygpu.gpuarray import _elementwise
+
+    x = np.arange(6.0)
+    a0 = pygpu.to_gpu(x)
+    with pygpu.Device(1):
+        a1 = pygpu.to_gpu(x * 2)
+    twice = pygpu.elementwise.ElementwiseKernel("double *z, const double *x", "z[i] = 2 * x[i]", "twice_into")
+
+    def general(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the general path ran")
+
+    monkeypatch.setattr(_elementwise, "launch", general)
+    monkeypatch.setattr(pygpu.elementwise, "pack_arguments", general)
+    for _ in range(2):  # alternating: each device finds its own kernel
+        np.testing.assert_array_equal((a0 + a0).get(), 2 * x)
+        with pygpu.Device(1):
+            np.testing.assert_array_equal((a1 + a1).get(), 4 * x)
+            np.testing.assert_allclose(cumath.exp(a1).get(), np.exp(2 * x))
+    z0 = pygpu.zeros(6)
+    twice(z0, a0)
+    np.testing.assert_array_equal(z0.get(), 2 * x)
+
+
+@two_devices
 def test_arrays_of_another_device_are_refused_naming_both_devices() -> None:
     with pygpu.Device(1):
         a = pygpu.to_gpu(np.arange(4.0))

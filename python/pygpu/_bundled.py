@@ -31,6 +31,8 @@ MAX_GRID = 1024
 # Keyed by device too: a module is loaded into one device's context.
 _modules: dict[tuple[int, str], Module] = {}
 _functions: dict[tuple[int, str], Function] = {}
+# function -> its device, for callers that keep a function and must know where it runs.
+_function_devices: dict[Function, int] = {}
 
 # (event, objects): temporaries and operands of launches that may still be running.
 _in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...]]] = collections.deque()
@@ -71,7 +73,13 @@ def function(source: str, name: str, signature: str | None = None) -> Function:
         if signature is not None:
             f = f.prepare(signature)
         _functions[key] = f
+        _function_devices[f] = key[0]
     return f
+
+
+def function_device(f: Function) -> int | None:
+    """The device a function from ``function`` was loaded on (None for any other function)."""
+    return _function_devices.get(f)
 
 
 def grid_for(n: int, block: int = BLOCK) -> int:

@@ -32,8 +32,9 @@ from pygpu._generated_kernel import (
 )
 from pygpu._linear_combination import get_linear_combination_kernel
 from pygpu._multi_device import several_devices
-from pygpu._pygpu import Function
+from pygpu._pygpu import Function, cudaGetDevice
 from pygpu.gpuarray import GPUArray
+from pygpu.gpuarray._core import device_of
 from pygpu.tools import Argument, ScalarArg, VectorArg, parse_c_args
 
 __all__ = [
@@ -226,11 +227,15 @@ class ElementwiseKernel:
 
     def _contiguous_size(self, args: tuple[Any, ...]) -> int | None:
         """The loop's length when ``args`` are numbers and contiguous GPUArrays of the declared
-        dtypes, each at least as long as the first; None otherwise (the checked path decides)."""
+        dtypes on the current device, each at least as long as the first; None otherwise (the
+        checked path decides)."""
         n = -1
+        current = cudaGetDevice()[0] if several_devices() else None
         for i, dtype in self._vectors:
             v = args[i]
             if v.__class__ is not GPUArray or v.dtype != dtype:
+                return None
+            if current is not None and device_of(v._alloc) != current:
                 return None
             size = v.size
             if n < 0:
@@ -247,7 +252,7 @@ class ElementwiseKernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         fast = self._prepared and len(args) == len(self.arguments) and (not kwargs or kwargs.keys() == {"stream"})
-        if fast and not several_devices():  # with several devices, the checked path compares them
+        if fast:
             n = self._contiguous_size(args)
             if n == 0:
                 return

@@ -26,7 +26,7 @@ import numpy as np
 
 from pygpu import _bundled
 from pygpu._multi_device import check_devices, several_devices
-from pygpu._pygpu import Function, pool_alloc
+from pygpu._pygpu import Function, cudaGetDevice, pool_alloc
 from pygpu.gpuarray import _core
 from pygpu.gpuarray._dtypes import DTYPES
 from pygpu.gpuarray._layout import Flags, c_flags, c_strides
@@ -171,10 +171,10 @@ def contiguous(
     """A new C-ordered array of ``result_dtype`` and ``shaping``'s shape, written by ``fn``
     (from ``kernel``) over ``inputs``: GPUArrays of that shape and of the kernel's dtype, or
     scalar bytes for their slot; or None, doing nothing, unless every array is C-contiguous,
-    aligned, non-empty and on the one device there is (then ``launch`` does the work)."""
+    aligned, non-empty and on the current device, as ``fn`` is (then ``launch`` does the work)."""
     n = shaping.size
     shape = shaping.shape
-    if not n or several_devices():
+    if not n or (several_devices() and not _all_on_current_device(fn, inputs)):
         return None
     ptrs = [0, 0, 0, 0]
     slots = None
@@ -208,6 +208,15 @@ def contiguous(
     packed = _HEADER.pack(*ptrs, _ZERO_SLOTS if slots is None else b"".join(slots), n, 0, 1) + _ZERO_LAYOUT
     fn.prepared_async_call(grid, block, stream, packed)
     return result
+
+
+def _all_on_current_device(fn: Function, inputs: tuple[Any, ...]) -> bool:
+    """Whether ``fn`` (from ``kernel``) and the arrays among ``inputs`` belong to the current device:
+    with several devices, the fast path's check (``launch`` explains a mismatch)."""
+    current = cudaGetDevice()[0]
+    if _bundled.function_device(fn) != current:
+        return False
+    return all(x.__class__ is bytes or _core.device_of(x._alloc) == current for x in inputs)
 
 
 def _misaligned(a: GPUArray, ptr: int) -> ValueError:
