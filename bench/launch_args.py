@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Where a Burgers step's launch time goes (issue 16), on a GPU machine (not a test): pygpu's
 prepared call of the demo's kernel with its 8 arguments on a non-blocking, a blocking and the
-legacy stream, with allocations and with plain int addresses, against 3 and 0 arguments, and the
-demo's own plain loop, all in one process. Per call in us, median of 5 rounds of 20,000 calls
+legacy stream, with allocations and with plain int addresses, against 3 and 0 arguments, the
+snapshot copy (and the same copy through cuda.bindings, where installed), and the demo's own
+plain loop, all in one process. Per call in us, median of 5 rounds of 20,000 calls
 then one device synchronisation.
 
     PYGPU_BACKEND=cuda python3 bench/launch_args.py
@@ -21,6 +22,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import burger  # noqa: E402
 
 NX_TOTAL = 258  # the seeds' 256 points and two ghosts
+
+
+def bindings_copies(dst: int, src: int, nbytes: int, stream: int) -> dict[str, Callable[[], object]]:
+    """The same snapshot copy through cuda.bindings' driver and runtime calls (C++'s), if installed."""
+    try:
+        from cuda.bindings import driver, runtime  # type: ignore[import-not-found]
+    except ImportError:
+        return {}
+    s = driver.CUstream(stream)
+    d2d = runtime.cudaMemcpyKind.cudaMemcpyDeviceToDevice
+    return {
+        "snapshot copy, cuda.bindings cuMemcpyDtoDAsync": lambda: driver.cuMemcpyDtoDAsync(dst, src, nbytes, s),
+        "snapshot copy, cuda.bindings cudaMemcpyAsync": lambda: runtime.cudaMemcpyAsync(dst, src, nbytes, d2d, stream),
+    }
 
 
 def main() -> None:
@@ -42,8 +57,10 @@ def main() -> None:
         "burgers 8 args, int pointers": lambda: call(grid, block, non_blocking, ia, ib, NX_TOTAL, 0.1, 0.2),
         "scale_args 3 args, non-blocking": lambda: scale.prepared_async_call(grid, (1, 1, 1), non_blocking, a, 3, 2.0),
         "empty_kernel 0 args, non-blocking": lambda: empty.prepared_async_call(grid, (1, 1, 1), non_blocking),
+        "snapshot copy memcpy_dtod(int, alloc)": lambda: pygpu.memcpy_dtod(ia, b, NX_TOTAL * 8, non_blocking),
         "python loop body only": lambda: None,
     }
+    cases.update(bindings_copies(ia, ib, NX_TOTAL * 8, non_blocking.handle))
     for name, fn in cases.items():
         print(f"{name:40s} {per_call_us(fn, device_sync, 20000):7.3f} us")
     solver = burger.Solver(burger.Problem(nx=256, dt=0.001, t_final=(4001 - 0.5) * 0.001), 0)

@@ -530,6 +530,10 @@ def main() -> int:
     started = time.perf_counter()
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.setdefault("PYGPU_BACKEND", "cuda")
+    # numpy's OpenBLAS threads spin on the cores after numpy starts; on a 16-core H200 host that
+    # made every Python library's per-call figures bimodal (3.8 or 5.0 µs for one launch, by
+    # process). No figure here uses BLAS, so each process gets one BLAS thread.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     quick = ["--quick"] if a.quick else []
     report: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -537,7 +541,8 @@ def main() -> int:
         "machine": machine(),
         "method": "per-call figures: median of 7 samples, each many calls (timeit loop, perf_counter_ns), async work "
         "synchronized at the end of each sample and counted; bandwidth: median of 7 samples of 3 copies of 256 MiB, "
-        "GB = 1e9 bytes, D2D counts read + write; imports: median of fresh interpreters",
+        "GB = 1e9 bytes, D2D counts read + write; imports: median of fresh interpreters; "
+        f"OPENBLAS_NUM_THREADS={env['OPENBLAS_NUM_THREADS']} in every process",
     }
     libs: dict[str, dict[str, Any]] = {}
 

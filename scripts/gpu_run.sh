@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|multi|scaling|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|copies|multi|scaling|all]   # default: all
 #          (multi, scaling: 2 GPUs)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -31,6 +31,12 @@ if [ -x .device-libs/burger-demo ]; then
 fi
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; python3 --version; } | tee "$out/machine.txt"
 status=0
+baseline_site=/tmp/pygpu-baseline
+# Installs $BASELINE_WHEEL (e.g. the last commit's wheel) beside this one; false when none is named.
+install_baseline() {
+    [ -n "${BASELINE_WHEEL:-}" ] || return 1
+    python3 -m pip install -q --no-deps --no-index --no-compile --force-reinstall --target "$baseline_site" "$BASELINE_WHEEL" || exit 2
+}
 if [ "$what" = tests ] || [ "$what" = all ]; then
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" tests 2>&1 | tee "$out/pytest-cuda.log"
     status=${PIPESTATUS[0]}
@@ -106,9 +112,8 @@ if [ "$what" = pool ]; then
         tests/test_stream_event.py tests/test_capture_reliability.py tests/test_interop.py 2>&1 | tail -n 15 | tee "$out/pytest-pool.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     sites=("new=$site")
-    if [ -n "${BASELINE_WHEEL:-}" ]; then
-        python3 -m pip install -q --no-deps --no-index --no-compile --force-reinstall --target /tmp/pygpu-baseline "$BASELINE_WHEEL" || exit 2
-        sites+=("baseline=/tmp/pygpu-baseline")
+    if install_baseline; then
+        sites+=("baseline=$baseline_site")
     fi
     for entry in "${sites[@]}"; do
         label=${entry%%=*}
@@ -117,6 +122,26 @@ if [ "$what" = pool ]; then
             [ "${PIPESTATUS[0]}" = 0 ] || status=1
         done
     done
+fi
+if [ "$what" = speed ]; then
+    # Issue 16's per-call figures: bench/run.py against C++ and the peers not in BENCH_SKIP (and,
+    # with BASELINE_WHEEL, that wheel's pygpu figures in the same run, the rounds alternating).
+    baseline=()
+    if install_baseline; then
+        baseline=(--also-pygpu "baseline=$baseline_site")
+    fi
+    # shellcheck disable=SC2086 # BENCH_SKIP is a list of names
+    python3 bench/run.py --json "$out/bench.json" --rounds "${BENCH_ROUNDS:-3}" --skip ${BENCH_SKIP:-cuda.core pycuda} \
+        --budget "${BENCH_BUDGET:-300}" ${baseline[@]+"${baseline[@]}"} 2>&1 | tee "$out/bench.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = copies ]; then
+    # The staged pageable copies (issue 16): their tests, then GB/s from 4 KiB to 1 GiB against
+    # the driver's pageable path, the sweep over the staging settings, and the plot.
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_staged_copies.py 2>&1 | tail -n 5 | tee "$out/pytest-copies.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    python3 bench/copies.py --sweep --json "$out/copies.json" --plot "$out/copies.png" 2>&1 | tail -n 12 | tee "$out/copies.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 if [ "$what" = multi ]; then
     # Needs two GPUs: the multi-device, IPC, NCCL and MPI tests and the distributed demo, then peer
