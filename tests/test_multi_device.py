@@ -135,8 +135,13 @@ def test_a_kernel_of_another_device_is_refused() -> None:
     f = mod.get_function("add_scalar_f64")
     a = pygpu.to_gpu(np.zeros(4))
     with pygpu.Device(1):
+        s1 = cuda.Stream()
         with pytest.raises(ValueError, match="loaded on device 0, but device 1 is current"):
             f(a, np.int64(4), np.float64(1.0), block=(32, 1, 1), grid=(1, 1))
+        with pytest.raises(ValueError, match="loaded on device 0, but device 1 is current"):
+            f(a, np.int64(4), np.float64(1.0), block=(32, 1, 1), grid=(1, 1), stream=s1)
+    with pytest.raises(ValueError, match="this stream belongs to device 1, but device 0 is current"):
+        f(a, np.int64(4), np.float64(1.0), block=(32, 1, 1), grid=(1, 1), stream=s1)
     f(a, np.int64(4), np.float64(1.0), block=(32, 1, 1), grid=(1, 1))
     np.testing.assert_array_equal(a.get(), np.ones(4))
 

@@ -90,7 +90,8 @@ impl DeviceAllocation {
 
     /// The address, or the invalid-handle error once freed.
     pub fn live_ptr(&self) -> PyResult<DevicePtr> {
-        self.buffer.with(|b| b.ptr())
+        self.buffer.check_live()?;
+        Ok(self.ptr)
     }
 
     pub fn bytes(&self) -> usize {

@@ -31,7 +31,7 @@ impl Module {
 
     /// The invalid-handle error once `close()`d.
     fn check_open(&self) -> PyResult<()> {
-        self.module.with(|_| ())
+        self.module.check_live()
     }
 
     fn load(py: Python<'_>, image: &[u8]) -> PyResult<Self> {

@@ -3,6 +3,7 @@
 //! Shared runtime objects sit behind an `Arc`, so that a call in progress on another thread
 //! (with the lock released) keeps the object alive until it returns.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::prelude::*;
@@ -11,13 +12,25 @@ use super::errors::released;
 
 pub struct Releasable<T> {
     slot: Mutex<Option<T>>,
+    /// Whether the value was taken out, readable without the lock (`check_live`).
+    released: AtomicBool,
     /// How errors name the owner, e.g. "this cudaStream_t".
     what: &'static str,
 }
 
 impl<T> Releasable<T> {
     pub fn new(value: T, what: &'static str) -> Self {
-        Releasable { slot: Mutex::new(Some(value)), what }
+        Releasable { slot: Mutex::new(Some(value)), released: AtomicBool::new(false), what }
+    }
+
+    /// The invalid-handle error once released, without taking the lock: for callers that need
+    /// only to know (a launch's module) or that kept a copy of what they use (an address). As
+    /// with `with`, a release on another thread may follow right after.
+    pub fn check_live(&self) -> PyResult<()> {
+        if self.released.load(Ordering::Acquire) {
+            return Err(released(self.what));
+        }
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<T>> {
@@ -33,11 +46,13 @@ impl<T> Releasable<T> {
 
     /// Takes the value out (None if already released); the caller releases it.
     pub fn take(&self) -> Option<T> {
-        self.lock().take()
+        let mut slot = self.lock();
+        self.released.store(true, Ordering::Release);
+        slot.take()
     }
 
     pub fn is_released(&self) -> bool {
-        self.lock().is_none()
+        self.released.load(Ordering::Acquire)
     }
 }
 

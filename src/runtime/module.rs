@@ -100,7 +100,7 @@ impl Function {
     /// `args` matches the kernel's parameters in number and layout, and any pointers in it
     /// are device memory the kernel may access.
     pub unsafe fn launch(&self, config: &LaunchConfig, stream: &Stream, args: &KernelArgs) -> Result<()> {
-        let device = self.context().device();
+        let device = self.check_current_device()?;
         if stream.context().device() != device {
             return Err(Error::InvalidArgument(format!(
                 "this stream belongs to device {}, but device {device} is current (kernel {} was loaded on it): \
@@ -110,18 +110,26 @@ impl Function {
             )));
         }
         stream.keep_while_captured(&self.module, args);
-        // SAFETY: forwarded from this function's contract; the module is held by `self`.
-        unsafe { self.launch_on(config, stream.handle(), args) }
+        // SAFETY: forwarded from this function's contract; the module is held by `self`, and
+        // its context is current (check_current_device).
+        unsafe { self.context().backend().launch_kernel(self.handle, config, stream.handle(), args) }
     }
 
-    /// Launches on the default stream or a foreign stream's handle. Refuses while another
-    /// device than the module's is current (a CUDA function belongs to the context it was
-    /// loaded in); that check is the launch's one look at the current context.
+    /// Launches on the default stream or a foreign stream's handle.
     /// # Safety
     /// As `launch`.
     pub unsafe fn launch_on(&self, config: &LaunchConfig, stream: StreamHandle, args: &KernelArgs) -> Result<()> {
-        let backend = self.context().backend();
-        let (device, current) = (self.context().device(), backend.launch_device()?);
+        self.check_current_device()?;
+        // SAFETY: forwarded from this function's contract; the module is held by `self`, and
+        // its context is current (check_current_device).
+        unsafe { self.context().backend().launch_kernel(self.handle, config, stream, args) }
+    }
+
+    /// The kernel's device, or an error while another is current (a CUDA function belongs to
+    /// the context it was loaded in): a launch's one look at the current context, which makes
+    /// the device's primary context current where the thread had none.
+    fn check_current_device(&self) -> Result<i32> {
+        let (device, current) = (self.context().device(), self.context().backend().launch_device()?);
         if current != device {
             return Err(Error::InvalidArgument(format!(
                 "kernel {} was loaded on device {device}, but device {current} is current: launch it inside \
@@ -129,8 +137,6 @@ impl Function {
                 self.name
             )));
         }
-        // SAFETY: forwarded from this function's contract; the module is held by `self`, and
-        // its context is current (launch_device made one current, and it is the device's).
-        unsafe { backend.launch_kernel(self.handle, config, stream, args) }
+        Ok(device)
     }
 }
