@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|copies|multi|scaling|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|copies|profile|multi|scaling|all]   # default: all
 #          (multi, scaling: 2 GPUs)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -142,6 +142,22 @@ if [ "$what" = copies ]; then
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     python3 bench/copies.py --sweep --json "$out/copies.json" --plot "$out/copies.png" 2>&1 | tail -n 12 | tee "$out/copies.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = profile ]; then
+    # Where the time of a launch-bound program goes (scripts/perf_bundle.sh made .perf here):
+    # pygpu's library with line tables in a copy of the installed package, then perf's flat
+    # profile by library and by symbol. The library links the build machine's libpython, which
+    # .perf provides; the running interpreter's own symbols are the ones used.
+    [ -x .perf/perf ] || { echo "gpu_run: no .perf: run scripts/perf_bundle.sh and carry .perf" >&2; exit 2; }
+    rm -rf /tmp/pygpu-profile-site && cp -r "$site" /tmp/pygpu-profile-site
+    cp .perf/_pygpu.abi3.so /tmp/pygpu-profile-site/pygpu/_pygpu.abi3.so
+    # shellcheck disable=SC2086 # PROFILE_CMD is a command line
+    PYTHONPATH=/tmp/pygpu-profile-site OPENBLAS_NUM_THREADS=1 LD_LIBRARY_PATH="$PWD/.perf" \
+        .perf/perf record -e cpu-clock -F 10000 -o /tmp/perf.data ${PROFILE_CMD:-python3 bench/launch_args.py} 2>&1 | tail -n 15
+    for sort in dso dso,sym; do
+        LD_LIBRARY_PATH="$PWD/.perf" .perf/perf report -i /tmp/perf.data --no-children --sort "$sort" --percent-limit 0.3 \
+            --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 40 | tee -a "$out/profile.txt"
+    done
 fi
 if [ "$what" = multi ]; then
     # Needs two GPUs: the multi-device, IPC, NCCL and MPI tests and the distributed demo, then peer
