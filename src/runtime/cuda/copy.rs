@@ -214,9 +214,10 @@ fn lock_buffer(buffer: &Mutex<StagingBuffer>) -> MutexGuard<'_, StagingBuffer> {
     buffer.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A host or device address that the chunk threads share (the caller vouches for the range).
+/// A host address, stream or context that the chunk threads share, as an integer (raw pointers
+/// are not `Sync`); the caller vouches for it for the length of the copy.
 #[derive(Clone, Copy)]
-struct Address(usize);
+struct Raw(usize);
 
 impl CudaBackend {
     /// The staging buffers and current context for a copy of `bytes` to or from the host memory
@@ -335,7 +336,7 @@ impl CudaBackend {
         let count = bytes.div_ceil(size);
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
-        let ctx = Address(ctx as usize);
+        let ctx = Raw(ctx as usize);
         let work = || {
             // SAFETY: the caller's current context, which outlives the copy (the caller waits).
             if let Err(e) = check(unsafe { (self.api.cuCtxSetCurrent)(ctx.0 as CUcontext) }) {
@@ -381,7 +382,7 @@ impl CudaBackend {
         bytes: usize,
         s: Option<StreamHandle>,
     ) -> Result<()> {
-        let (st, src) = (Address(stream(s) as usize), Address(src as usize));
+        let (st, src) = (Raw(stream(s) as usize), Raw(src as usize));
         self.for_each_chunk(staging, ctx, st.0 as CUstream, bytes, |b, offset, len| {
             self.wait_staging(b)?;
             // SAFETY: offset + len <= bytes, within the caller's source; the staging buffer
@@ -415,7 +416,7 @@ impl CudaBackend {
         bytes: usize,
         s: Option<StreamHandle>,
     ) -> Result<()> {
-        let (st, dst) = (Address(stream(s) as usize), Address(dst as usize));
+        let (st, dst) = (Raw(stream(s) as usize), Raw(dst as usize));
         self.for_each_chunk(staging, ctx, st.0 as CUstream, bytes, |b, offset, len| {
             self.wait_staging(b)?;
             // SAFETY: the staging buffer is page-locked, holds chunk_bytes >= len bytes and no
