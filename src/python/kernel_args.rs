@@ -13,15 +13,22 @@ use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
 
 use super::buffer::HostView;
 use super::kernel_signature::ParamKind;
-use super::memory::DeviceAllocation;
+use super::memory::{gpuarray_type, DeviceAllocation};
 use crate::runtime::memory::DeviceBuffer;
 use crate::runtime::{backend, KernelArgs, StreamHandle};
 
 static NUMPY_GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static GPUARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn numpy_generic(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     NUMPY_GENERIC.import(py, "numpy", "generic")
+}
+
+/// numpy dtype characters of the scalars packed by value (`ParamKind::from_char`); the others
+/// (bool, float16, long double, ...) pack through the buffer protocol.
+const NUMERIC_SCALAR_CHARS: &str = "bBhHiIlLqQfdFD";
+
+fn numeric_scalar_kind(c: char) -> Option<ParamKind> {
+    ParamKind::from_char(c).filter(|_| NUMERIC_SCALAR_CHARS.contains(c))
 }
 
 /// numpy's own scalar types, by type object address (numpy's types live as long as the
@@ -41,9 +48,9 @@ fn numpy_scalars(py: Python<'_>) -> PyResult<&NumpyScalars> {
     NUMPY_SCALARS.get_or_try_init(py, || {
         let dtype = py.import("numpy")?.getattr("dtype")?;
         let mut table = NumpyScalars { types: Vec::new(), in_place: true };
-        for c in "bBhHiIlLqQfdFD?egG".chars() {
+        for c in NUMERIC_SCALAR_CHARS.chars().chain("?egG".chars()) {
             let ty = dtype.call1((c.to_string(),))?.getattr("type")?;
-            let kind = ParamKind::from_char(c).filter(|_| c != '?');
+            let kind = numeric_scalar_kind(c);
             if let Some(kind) = kind {
                 let sample = ty.call1((3,))?;
                 let mut expected = KernelArgs::new();
@@ -91,10 +98,9 @@ fn numpy_subclass_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<ParamKind>> {
         return Ok(None);
     }
     let c: String = obj.getattr(pyo3::intern!(py, "dtype"))?.getattr(pyo3::intern!(py, "char"))?.extract()?;
-    Ok(match c.as_str() {
-        "b" | "B" | "h" | "H" | "i" | "I" | "l" | "q" | "L" | "Q" | "f" | "d" | "F" | "D" => {
-            c.chars().next().and_then(ParamKind::from_char)
-        }
+    let mut chars = c.chars();
+    Ok(match (chars.next(), chars.next()) {
+        (Some(c), None) => numeric_scalar_kind(c),
         _ => None,
     })
 }
@@ -104,7 +110,7 @@ fn numpy_subclass_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<ParamKind>> {
 /// allocation raises.
 fn gpuarray_ptr(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     let py = obj.py();
-    let Ok(ty) = GPUARRAY.import(py, "pygpu.gpuarray._core", "GPUArray") else { return Ok(None) };
+    let Some(ty) = gpuarray_type(py)? else { return Ok(None) };
     if !obj.is_instance(ty)? {
         return Ok(None);
     }
@@ -197,7 +203,7 @@ pub(super) fn pack_any(
         return Ok(args.push(a.get().live_ptr()?)?);
     }
     match numpy_scalar_kind(obj)? {
-        Some(Some(kind)) => return pack_prepared(args, kind, obj, index),
+        Some(Some(kind)) => return pack_numpy_scalar(args, kind, kind, obj, index),
         Some(None) => return Ok(args.push_bytes(HostView::get(obj, false)?.bytes())?),
         None => {}
     }
@@ -309,15 +315,27 @@ pub(super) fn pack_prepared(
     // in place: extracting it goes through __index__ or __complex__, which builds an object.
     // Python's own numbers (the common case) skip the lookup.
     let python_number = obj.is_exact_instance_of::<PyInt>() || obj.is_exact_instance_of::<PyFloat>();
-    if python_number {
-        return pack_value(args, kind, obj, index);
-    }
-    if let Some(Some(own)) = numpy_scalar_kind(obj)? {
-        let fits = own == kind || (kind == ParamKind::Pointer && matches!(own, ParamKind::I64 | ParamKind::U64));
-        if fits && numpy_scalars(obj.py())?.in_place {
-            // SAFETY: obj's type is numpy's scalar type for `own`.
-            return Ok(args.push_bytes(unsafe { value_in_place(obj, own) })?);
+    if !python_number {
+        if let Some(Some(own)) = numpy_scalar_kind(obj)? {
+            return pack_numpy_scalar(args, own, kind, obj, index);
         }
+    }
+    pack_value(args, kind, obj, index)
+}
+
+/// Packs `obj`, an instance of numpy's own scalar type for `own`, as a `kind` parameter: in
+/// place where `own` is `kind` (or a 64-bit integer for a pointer), else converted.
+fn pack_numpy_scalar(
+    args: &mut KernelArgs,
+    own: ParamKind,
+    kind: ParamKind,
+    obj: &Bound<'_, PyAny>,
+    index: usize,
+) -> PyResult<()> {
+    let fits = own == kind || (kind == ParamKind::Pointer && matches!(own, ParamKind::I64 | ParamKind::U64));
+    if fits && numpy_scalars(obj.py())?.in_place {
+        // SAFETY: obj's type is numpy's scalar type for `own`.
+        return Ok(args.push_bytes(unsafe { value_in_place(obj, own) })?);
     }
     pack_value(args, kind, obj, index)
 }

@@ -305,7 +305,7 @@ static GPUARRAY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// `pygpu.gpuarray.GPUArray` once that module was imported (None before: then no object is
 /// one), without importing it.
-fn gpuarray_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
+pub(super) fn gpuarray_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
     if GPUARRAY_TYPE.get(py).is_none() {
         let Ok(module) = py.import("sys")?.getattr("modules")?.get_item("pygpu.gpuarray._core") else {
             return Ok(None);

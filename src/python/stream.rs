@@ -52,10 +52,11 @@ impl CudaStream {
 /// The stream of an optional stream argument (None: the legacy default stream), checked
 /// to belong to the current device.
 pub fn stream_arg(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Option<Arc<Stream>>> {
-    let Some(s) = stream else { return Ok(None) };
-    let s = s.get().stream()?;
-    s.context().check_current("this stream")?;
-    Ok(Some(s))
+    let s = launch_stream(stream)?;
+    if let Some(s) = &s {
+        s.context().check_current("this stream")?;
+    }
+    Ok(s)
 }
 
 /// A kernel launch's stream argument, unchecked: the launch compares its device with the

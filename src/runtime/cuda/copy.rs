@@ -25,8 +25,8 @@ impl CudaBackend {
         if bytes == 0 {
             return Ok(());
         }
-        self.ensure_context()?;
-        if let Some((staging, ctx)) = self.staging(src as usize, bytes, s)? {
+        let ctx = self.ensure_context()?;
+        if let Some(staging) = self.staging(ctx, src as usize, bytes, s)? {
             // SAFETY: forwarded from the caller.
             return unsafe { self.staged_htod(&staging, ctx, dst, src, bytes, s) };
         }
@@ -49,8 +49,8 @@ impl CudaBackend {
         if bytes == 0 {
             return Ok(());
         }
-        self.ensure_context()?;
-        if let Some((staging, ctx)) = self.staging(dst as usize, bytes, s)? {
+        let ctx = self.ensure_context()?;
+        if let Some(staging) = self.staging(ctx, dst as usize, bytes, s)? {
             // SAFETY: forwarded from the caller.
             return unsafe { self.staged_dtoh(&staging, ctx, dst, src, bytes, s) };
         }
@@ -199,7 +199,6 @@ struct StagingBuffer {
 /// done (device to host).
 struct Staging {
     buffers: Vec<Mutex<StagingBuffer>>,
-    chunk_bytes: usize,
 }
 
 /// The staging buffers, by context (address); made on a context's first staged copy, kept for
@@ -220,10 +219,16 @@ fn lock_buffer(buffer: &Mutex<StagingBuffer>) -> MutexGuard<'_, StagingBuffer> {
 struct Raw(usize);
 
 impl CudaBackend {
-    /// The staging buffers and current context for a copy of `bytes` to or from the host memory
-    /// at `host`, or None when the copy is better made by one driver call: small, page-locked
-    /// memory, a capturing stream, the staged path off, or no staging memory to be had.
-    fn staging(&self, host: usize, bytes: usize, s: Option<StreamHandle>) -> Result<Option<(Arc<Staging>, CUcontext)>> {
+    /// The staging buffers of the current context `ctx` for a copy of `bytes` to or from the host
+    /// memory at `host`, or None when the copy is better made by one driver call: small,
+    /// page-locked memory, a capturing stream, the staged path off, or no staging memory to be had.
+    fn staging(
+        &self,
+        ctx: CUcontext,
+        host: usize,
+        bytes: usize,
+        s: Option<StreamHandle>,
+    ) -> Result<Option<Arc<Staging>>> {
         let config = staging_config();
         if !config.enabled || bytes < config.min_bytes {
             return Ok(None);
@@ -248,15 +253,14 @@ impl CudaBackend {
                 return Ok(None);
             }
         }
-        let ctx = self.ensure_context()?;
         let mut table = stagings().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(staging) = table.get(&(ctx as usize)) {
-            return Ok(Some((staging.clone(), ctx)));
+            return Ok(Some(staging.clone()));
         }
         Ok(self.new_staging(config).map(|staging| {
             let staging = Arc::new(staging);
             table.insert(ctx as usize, staging.clone());
-            (staging, ctx)
+            staging
         }))
     }
 
@@ -296,7 +300,7 @@ impl CudaBackend {
             .zip(events)
             .map(|(buffer, event)| Mutex::new(StagingBuffer { buffer, event, pending: false }))
             .collect();
-        Some(Staging { buffers, chunk_bytes: config.chunk_bytes })
+        Some(Staging { buffers })
     }
 
     /// Waits until the DMA last using `b` is done.
@@ -329,7 +333,7 @@ impl CudaBackend {
         bytes: usize,
         chunk: impl Fn(&mut StagingBuffer, usize, usize) -> Result<()> + Sync,
     ) -> Result<()> {
-        let size = staging_config().chunk_for(bytes).min(staging.chunk_bytes);
+        let size = staging_config().chunk_for(bytes);
         // The per-thread default stream is another stream on every thread: only the caller's
         // thread may queue on the caller's.
         let threads = copy_threads().filter(|_| st != CUDA_STREAM_PER_THREAD as CUstream);
