@@ -9,7 +9,8 @@ device-resident snapshots, zero-copy, against copying them to the host for numpy
 
 Step time = wall time from the first launch to the end of the last step (host clock around a
 stream synchronisation, as the demo measures it), divided by the steps; median of --reps
-repetitions after one warm-up. Sizes: NX = 256 (the seeds' 258 values), 2^16, 2^20, 2^24, 2^26;
+repetitions after one warm-up, pygpu's and C++'s alternating in --rounds rounds (the ratio is the
+median of the rounds' ratios, so that a host whose speed drifts affects both alike). Sizes: NX = 256 (the seeds' 258 values), 2^16, 2^20, 2^24, 2^26;
 modes plain (one launch per step, plus a device-to-device snapshot copy per step where the
 snapshot matrix fits) and graph (batches of steps replayed as CUDA graphs).
 """
@@ -107,69 +108,83 @@ def run_cpp(
     return json.loads(done.stdout)
 
 
-def run_pygpu(nx: int, steps: int, reps: int, mode: str, snapshots: bool) -> dict[str, Any]:
+def pygpu_solver(nx: int, steps: int, mode: str, snapshots: bool) -> Any:
     solver = burger.Solver(
         problem_for(nx, steps), 1 if snapshots else 0, graph=mode == "graph", graph_batch=GRAPH_BATCH
     )
     solver.run()  # warm-up (and graph capture)
+    return solver
+
+
+def run_pygpu(solver: Any, reps: int) -> list[float]:
     seconds = []
     for _ in range(reps):
         solver.run()
         seconds.append(solver.loop_seconds)
-    u10 = float(solver.final()[10])
-    setup, grid = solver.setup_seconds, solver.grid
-    del solver
-    gc.collect()
-    return {
-        "seconds": seconds,
-        "median_step_us": statistics.median(seconds) / steps * 1e6,
-        "u10": u10,
-        "setup_seconds": setup,
-        "grid": grid,
-    }
+    return seconds
 
 
-def loops(configs: list[Config], reps: int, cpp: Path | None) -> list[dict[str, Any]]:
+def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None) -> list[dict[str, Any]]:
+    """Each configuration in `rounds` rounds, each round pygpu's repetitions then C++'s (a process
+    of its own, with its own warm-up), so that both see the same state of the host; the ratio is
+    the median over rounds of the two rounds' medians."""
     rows = []
+    per_round = max(1, -(-reps // rounds))
     for nx, steps, snaps in configs:
         for snapshots in snaps:
             for mode in ("plain", "graph"):
-                py = run_pygpu(nx, steps, reps, mode, snapshots)
+                solver = pygpu_solver(nx, steps, mode, snapshots)
+                py_seconds: list[float] = []
+                cpp_seconds: list[float] = []
+                ratios = []
+                cpp_u10 = None
+                for _ in range(rounds):
+                    mine = run_pygpu(solver, per_round)
+                    py_seconds += mine
+                    if cpp is not None:
+                        c = run_cpp(cpp, nx, steps, per_round, mode, snapshots)
+                        cpp_seconds += c["seconds"]
+                        cpp_u10 = c["u10"]
+                        ratios.append(statistics.median(mine) / statistics.median(c["seconds"]))
+                py_u10 = float(solver.final()[10])
                 entry: dict[str, Any] = {
                     "nx": nx,
                     "n_total": nx + 2,
                     "steps": steps,
                     "snapshots": snapshots,
                     "mode": mode,
-                    "pygpu_median_step_us": py["median_step_us"],
-                    "pygpu_seconds": py["seconds"],
-                    "pygpu_u10": py["u10"],
-                    "grid": py["grid"],
+                    "pygpu_median_step_us": statistics.median(py_seconds) / steps * 1e6,
+                    "pygpu_seconds": py_seconds,
+                    "pygpu_u10": py_u10,
+                    "grid": solver.grid,
                     "block": burger.BLOCK,
                 }
-                if cpp is not None:
-                    c = run_cpp(cpp, nx, steps, reps, mode, snapshots)
+                del solver
+                gc.collect()
+                if cpp_u10 is not None:
                     entry.update(
-                        cpp_median_step_us=c["median_step_us"],
-                        cpp_seconds=c["seconds"],
-                        cpp_u10=c["u10"],
-                        ratio=py["median_step_us"] / c["median_step_us"] if c["median_step_us"] else None,
-                        u10_abs_diff=abs(c["u10"] - py["u10"]),
+                        cpp_median_step_us=statistics.median(cpp_seconds) / steps * 1e6,
+                        cpp_seconds=cpp_seconds,
+                        cpp_u10=cpp_u10,
+                        ratio=statistics.median(ratios),
+                        round_ratios=ratios,
+                        u10_abs_diff=abs(cpp_u10 - py_u10),
                     )
                 # Bytes the kernel moves per step (each value read once and written once), plus the snapshot copy.
                 moved = 2 * (nx + 2) * 8 * (2 if snapshots else 1)
-                entry["pygpu_TBps"] = moved / (py["median_step_us"] * 1e-6) / 1e12
+                entry["pygpu_TBps"] = moved / (entry["pygpu_median_step_us"] * 1e-6) / 1e12
                 if "cpp_median_step_us" in entry:
                     entry["cpp_TBps"] = moved / (entry["cpp_median_step_us"] * 1e-6) / 1e12
                 rows.append(entry)
                 cpp_txt = (
                     f"  C++ {entry['cpp_median_step_us']:9.3f} us  ratio {entry['ratio']:.3f}"
-                    if cpp is not None
+                    f" (rounds {' '.join(f'{r:.2f}' for r in ratios)})"
+                    if "ratio" in entry
                     else ""
                 )
                 print(
                     f"NX={nx:>9} steps={steps:>5} {'snap' if snapshots else 'nosnap':6} {mode:5}: "
-                    f"pygpu {py['median_step_us']:9.3f} us/step{cpp_txt}",
+                    f"pygpu {entry['pygpu_median_step_us']:9.3f} us/step{cpp_txt}",
                     flush=True,
                 )
     return rows
@@ -286,6 +301,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", metavar="FILE", help="write the results here")
     p.add_argument("--reps", type=int, default=7)
+    p.add_argument(
+        "--rounds", type=int, default=3, help="rounds of alternating pygpu and C++ (the reps split over them)"
+    )
+    p.add_argument("--sizes", help="comma-separated NX values of the loop figures to run (default: all)")
     p.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
     p.add_argument("--backend", default=None, help="pygpu backend (default: $PYGPU_BACKEND, else cuda)")
     p.add_argument("--nvcc", help="nvcc for the C++ baseline (default: $NVCC, PATH, /usr/local/cuda/bin/nvcc)")
@@ -329,7 +348,12 @@ def main() -> int:
         results["cupy"] = cupy.__version__
     except ImportError:
         results["cupy"] = None
-    results["loops"] = loops(QUICK if args.quick else FULL, args.reps, cpp)
+    configs = QUICK if args.quick else FULL
+    if args.sizes:
+        wanted = {int(v) for v in args.sizes.split(",")}
+        configs = [c for c in configs if c[0] in wanted]
+    results["rounds"] = args.rounds
+    results["loops"] = loops(configs, args.reps, max(1, args.rounds), cpp)
     if cpp is not None:
         results["cpp_experiments"] = cpp_experiments(cpp, args.reps, args.quick)
     if not args.no_analysis:

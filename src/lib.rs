@@ -87,6 +87,7 @@ mod _pygpu {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        crate::python::errors::register(m)
+        crate::python::errors::register(m)?;
+        crate::python::prepared_call::install(&m.getattr("Function")?)
     }
 }

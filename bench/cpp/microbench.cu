@@ -185,6 +185,17 @@ int main(int argc, char** argv) {
     extra.push_back({"cuStreamSynchronize_idle", per_call_us([&] { cuStreamSynchronize(cs); })});
     extra.push_back({"cuEventRecord", per_call_us([&] { cuEventRecord(ce, cs); }, sync)});
     extra.push_back({"cuLaunchKernel_empty", per_call_us([&] { cuLaunchKernel(cf, 1, 1, 1, 1, 1, 1, 0, cs, nullptr, nullptr); }, sync)});
+    // launch_args through the driver API, the floor for a library over it (pygpu, cuda.bindings):
+    // the arguments packed in advance, and with the one cuCtxGetCurrent that pygpu adds per launch.
+    cudaFunction_t sfn;
+    CHECK(cudaGetFuncBySymbol(&sfn, (const void*)scale_args));
+    CUfunction scf = (CUfunction)sfn;
+    void* scale_params[] = {&out, &i3, &d2};
+    extra.push_back({"cuLaunchKernel_args", per_call_us([&] { cuLaunchKernel(scf, 1, 1, 1, 1, 1, 1, 0, cs, scale_params, nullptr); }, sync)});
+    extra.push_back({"cuCtxGetCurrent_cuLaunchKernel_args", per_call_us([&] {
+                       cuCtxGetCurrent(&ctx);
+                       cuLaunchKernel(scf, 1, 1, 1, 1, 1, 1, 0, cs, scale_params, nullptr);
+                     }, sync)});
     CUdeviceptr dp;
     extra.push_back({"cuMemAlloc_cuMemFree_8b", per_call_us([&] { cuMemAlloc(&dp, 8); cuMemFree(dp); })});
     extra.push_back({"cuMemcpyHtoD_8b", per_call_us([&] { cuMemcpyHtoD((CUdeviceptr)out, host8, 8); })});

@@ -533,16 +533,19 @@ class Function:
         """Declares parameter types: struct characters such as "PiPd" ("12s" a 12-byte struct),
         or numpy types, a structured dtype being a struct by value (its C layout checked)."""
     def prepared_call(
-        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0
-    ) -> None: ...
+        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], /, *args: Any, shared_size: int = 0
+    ) -> None:
+        """Launches on the default stream with the argument types given to prepare()."""
     def prepared_async_call(
         self,
         grid: int | tuple[int, ...],
         block: int | tuple[int, ...],
         stream: cudaStream_t | None,
+        /,
         *args: Any,
         shared_size: int = 0,
-    ) -> None: ...
+    ) -> None:
+        """Launches on `stream` (None: the default stream) with the argument types given to prepare()."""
     @property
     def name(self) -> str: ...
     def get_attribute(self, attr: int) -> int:

@@ -123,25 +123,6 @@ fn gpuarray_ptr(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     Ok(Some(base.wrapping_add_signed(offset)))
 }
 
-thread_local! {
-    /// The argument buffer of the last launch on this thread, kept for the next one so that a
-    /// launch allocates nothing once warm. Taken (not borrowed) while in use: a launch from
-    /// Python code run during packing simply finds it empty and allocates its own.
-    static SPARE_ARGS: std::cell::Cell<KernelArgs> = std::cell::Cell::new(KernelArgs::new());
-}
-
-/// An empty argument buffer, reusing this thread's spare one.
-pub(super) fn take_args() -> KernelArgs {
-    let mut args = SPARE_ARGS.take();
-    args.clear();
-    args
-}
-
-/// Returns an argument buffer after its launch (the backends copy what they keep).
-pub(super) fn give_back_args(args: KernelArgs) {
-    SPARE_ARGS.set(args);
-}
-
 /// Host arrays staged through device memory for one launch (PyCUDA's In/Out/InOut).
 #[pyclass(module = "pygpu", frozen, subclass)]
 pub struct ArgumentHandler {

@@ -27,6 +27,7 @@ pub mod module;
 pub mod page_locked_pool;
 pub mod peer;
 pub mod pitched_copy;
+pub mod prepared_call;
 pub mod ptr_wrapper;
 pub mod releasable;
 pub mod stream;

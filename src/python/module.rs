@@ -7,7 +7,7 @@ use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 
-use super::kernel_args::{dims, give_back_args, pack_any, pack_prepared, take_args, unstage};
+use super::kernel_args::{dims, pack_any, pack_prepared, unstage};
 use super::kernel_signature::{check_structs, parse_signature, ParamKind};
 use super::releasable::Releasable;
 use super::stream::{launch_stream, CudaStream};
@@ -257,13 +257,15 @@ impl Function {
         })
     }
 
-    fn call_prepared(
+    /// Packs `values` with the types given to prepare() and launches (prepared_call and
+    /// prepared_async_call, see `prepared_call`; prepared_timed_call).
+    pub(super) fn call_prepared<'a, 'py>(
         &self,
-        py: Python<'_>,
-        grid: &Bound<'_, PyAny>,
-        block: &Bound<'_, PyAny>,
-        stream: Option<&Bound<'_, CudaStream>>,
-        values: &Bound<'_, PyTuple>,
+        py: Python<'py>,
+        grid: &Bound<'py, PyAny>,
+        block: &Bound<'py, PyAny>,
+        stream: Option<&Bound<'py, CudaStream>>,
+        values: impl ExactSizeIterator<Item = Borrowed<'a, 'py, PyAny>>,
         shared_size: u32,
     ) -> PyResult<()> {
         let kinds = self.prepared_kinds()?;
@@ -276,14 +278,12 @@ impl Function {
             ))
             .into());
         }
-        let mut args = take_args();
-        for (i, (kind, value)) in kinds.iter().zip(values.iter()).enumerate() {
+        let mut args = KernelArgs::new();
+        for (i, (kind, value)) in kinds.iter().zip(values).enumerate() {
             pack_prepared(&mut args, *kind, &value, i)?;
         }
         let config = self.config(grid, block, shared_size)?;
-        let result = self.launch(py, &config, launch_stream(stream)?.as_deref(), &args);
-        give_back_args(args);
-        result
+        self.launch(py, &config, launch_stream(stream)?.as_deref(), &args)
     }
 }
 
@@ -305,16 +305,15 @@ impl Function {
         texrefs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         no_texrefs(texrefs, "Function.__call__(texrefs=...)")?;
-        let mut packed = take_args();
+        let mut packed = KernelArgs::new();
         let mut staged = Vec::new();
-        for (i, arg) in args.iter().enumerate() {
+        for (i, arg) in args.iter_borrowed().enumerate() {
             pack_any(&mut packed, &mut staged, &arg, i)?;
         }
         let one = pyo3::types::PyInt::new(py, 1);
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
         let stream = launch_stream(stream)?;
         self.launch(py, &config, stream.as_deref(), &packed)?;
-        give_back_args(packed);
         unstage(py, staged, stream.map_or(StreamHandle::DEFAULT, |s| s.handle()))
     }
 
@@ -335,31 +334,6 @@ impl Function {
         Ok(slf.clone())
     }
 
-    #[pyo3(signature = (grid, block, *args, shared_size = 0))]
-    fn prepared_call(
-        &self,
-        py: Python<'_>,
-        grid: &Bound<'_, PyAny>,
-        block: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        shared_size: u32,
-    ) -> PyResult<()> {
-        self.call_prepared(py, grid, block, None, args, shared_size)
-    }
-
-    #[pyo3(signature = (grid, block, stream, *args, shared_size = 0))]
-    fn prepared_async_call(
-        &self,
-        py: Python<'_>,
-        grid: &Bound<'_, PyAny>,
-        block: &Bound<'_, PyAny>,
-        stream: Option<&Bound<'_, CudaStream>>,
-        args: &Bound<'_, PyTuple>,
-        shared_size: u32,
-    ) -> PyResult<()> {
-        self.call_prepared(py, grid, block, stream, args, shared_size)
-    }
-
     /// Launches as `prepared_call` between two events on the default stream, and returns a
     /// callable that waits for the launch and gives its duration in seconds (PyCUDA's
     /// `prepared_timed_call`).
@@ -375,7 +349,7 @@ impl Function {
         let ctx = self.function.context();
         let (start, end) = (Event::new(ctx, 0)?, Event::new(ctx, 0)?);
         start.record(StreamHandle::DEFAULT)?;
-        self.call_prepared(py, grid, block, None, args, shared_size)?;
+        self.call_prepared(py, grid, block, None, args.iter_borrowed(), shared_size)?;
         end.record(StreamHandle::DEFAULT)?;
         PyCFunction::new_closure(
             py,

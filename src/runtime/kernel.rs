@@ -3,6 +3,8 @@
 
 use std::ffi::{c_void, CString};
 
+use smallvec::SmallVec;
+
 use super::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,16 +29,20 @@ pub enum FunctionAttribute {
 /// The most bytes one kernel argument may have: CUDA's and HIP's 4 KiB of kernel parameters.
 pub const MAX_ARGUMENT_BYTES: usize = 4096;
 
+/// Arguments kept inline (on the stack), beyond which KernelArgs allocates: launches with up
+/// to 16 values and 256 bytes of them (nearly all) allocate nothing.
+const INLINE_ARGS: usize = 16;
+
 /// Argument values laid out one after another, each at its natural alignment, the way
 /// cuLaunchKernel's `kernelParams` points at them.
 #[derive(Debug, Clone, Default)]
 pub struct KernelArgs {
     /// 16-byte chunks keep every value at its alignment, up to the 16 bytes of double2,
     /// float4 and complex<double>, which host kernels load with aligned instructions.
-    storage: Vec<ArgChunk>,
+    storage: SmallVec<[ArgChunk; INLINE_ARGS]>,
     used: usize,
-    offsets: Vec<usize>,
-    sizes: Vec<usize>,
+    offsets: SmallVec<[usize; INLINE_ARGS]>,
+    sizes: SmallVec<[usize; INLINE_ARGS]>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -152,10 +158,10 @@ mod tests {
         args.push(2.5f64).expect("f64");
         args.push(1u8).expect("u8");
         assert_eq!(args.len(), 4);
+        args.push([1.5f64, -2.0f64]).expect("double2");
         let ptrs = args.pointers();
         assert_eq!(ptrs[2] as usize % 8, 0);
-        args.push([1.5f64, -2.0f64]).expect("double2");
-        assert_eq!(args.pointers()[4] as usize % 16, 0);
+        assert_eq!(ptrs[4] as usize % 16, 0);
         // SAFETY: the pointers point at the values pushed above, with their alignment.
         unsafe {
             assert_eq!(*(ptrs[0] as *const u64), 0x1122_3344_5566_7788);

@@ -89,6 +89,9 @@ impl HostBackend {
             .get(&function.0)
             .cloned()
             .ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
-        self.submit(Some(stream), HostOp::Launch { function, config: *config, args: args.clone(), uses: Vec::new() })
+        self.submit(
+            Some(stream),
+            HostOp::Launch { function, config: *config, args: Box::new(args.clone()), uses: Vec::new() },
+        )
     }
 }

@@ -377,7 +377,7 @@ pub(super) enum HostOp {
     Launch {
         function: Arc<HostFunction>,
         config: LaunchConfig,
-        args: KernelArgs,
+        args: Box<KernelArgs>,
         uses: Vec<(DevicePtr, usize)>,
     },
     HostToDevice {
