@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|copies|profile|multi|scaling|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|all]   # default: all
 #          (multi, scaling: 2 GPUs)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -134,6 +134,31 @@ if [ "$what" = speed ]; then
     python3 bench/run.py --json "$out/bench.json" --rounds "${BENCH_ROUNDS:-3}" --skip ${BENCH_SKIP:-cuda.core pycuda} \
         --budget "${BENCH_BUDGET:-300}" ${baseline[@]+"${baseline[@]}"} 2>&1 | tee "$out/bench.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = launch-ab ]; then
+    # Issue 16's launch-bound figures, this wheel against BASELINE_WHEEL in alternating processes:
+    # bench/launch_args.py (the demo's prepared call and its parts), then bench/burgers.py at the
+    # seeds' size, each wheel's loop alternating with C++'s (AB_ROUNDS times each).
+    install_baseline || { echo "gpu_run: launch-ab needs BASELINE_WHEEL" >&2; exit 2; }
+    export OPENBLAS_NUM_THREADS=1
+    for round in $(seq "${AB_ROUNDS:-4}"); do
+        for entry in "new=$site" "baseline=$baseline_site"; do
+            echo "== ${entry%%=*} (round $round)" >> "$out/launch-ab.log"
+            (cd bench && PYTHONPATH="${entry#*=}" python3 launch_args.py) >> "$out/launch-ab.log" 2>&1 || status=1
+        done
+    done
+    cat "$out/launch-ab.log"
+    mkdir -p /tmp/burgers-ab
+    cpp=()
+    for round in $(seq "${AB_ROUNDS:-4}"); do
+        for entry in "new=$site" "baseline=$baseline_site"; do
+            PYTHONPATH="${entry#*=}" python3 bench/burgers.py --no-analysis --sizes 256 --reps 10 --rounds 5 \
+                --build-dir /tmp/burgers-ab ${cpp[@]+"${cpp[@]}"} --json "$out/burgers-${entry%%=*}-$round.json" 2>&1 \
+                | grep -v '^+' | sed "s/^/${entry%%=*}: /" | tee -a "$out/burgers-ab.log"
+            [ "${PIPESTATUS[0]}" = 0 ] || status=1
+            cpp=(--cpp /tmp/burgers-ab/burgers_loop)
+        done
+    done
 fi
 if [ "$what" = copies ]; then
     # The staged pageable copies (issue 16): their tests, then GB/s from 4 KiB to 1 GiB against
