@@ -4,6 +4,7 @@ prepared calls, streams, graphs, and the error cases. Runs on every backend."""
 from __future__ import annotations
 
 import inspect
+import sys
 
 from pathlib import Path
 
@@ -243,6 +244,28 @@ def test_prepared_calls_read_their_arguments_as_python_passes_them(testing: pygp
     with pytest.raises(ValueError, match="block must be a positive int"):
         f.prepared_call((1, 1), (0, 1, 1), d, 1, 1.0)
     assert from_device(d, out)[0] == 3.0  # no failed call launched
+    f.prepare("Pi")  # prepared again: the next call takes the new types
+    with pytest.raises(ValueError, match="prepared for 2 arguments but got 3"):
+        call((1, 1), (1, 1, 1), d, 5, 0.5)
+
+
+def test_prepared_calls_keep_no_reference_to_their_arguments(testing: pygpu.Module) -> None:
+    # The argument array is borrowed: a call, or a failed one, must leave every count as it was.
+    d = to_device(np.zeros(1))
+    f = testing.get_function("scale_args").prepare("Pid")
+    s = pygpu.cudaStream_t()
+    grid, block, x, size = (1, 1), (1, 1, 1), 1.0 + 0.5, 1 << 40
+    objects = (f, d, s, grid, block, x, size)
+    before = [sys.getrefcount(o) for o in objects]
+    for _ in range(1000):
+        f.prepared_call(grid, block, d, 3, x, shared_size=0)
+        f.prepared_async_call(grid, block, s, d, 3, x)
+        with pytest.raises(OverflowError):
+            f.prepared_async_call(grid, block, s, d, size, x)
+        with pytest.raises(TypeError):
+            f.prepared_async_call(grid, block, x, d, 3, x)
+    pygpu.cudaStreamSynchronize(s)
+    assert [sys.getrefcount(o) for o in objects] == before
 
 
 # --- launch configuration and errors ---------------------------------------------

@@ -407,7 +407,7 @@ pub(super) fn dims(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[u32; 3]> {
         if t.is_empty() || t.len() > 3 {
             return Err(bad());
         }
-        for (slot, item) in out.iter_mut().zip(t.iter()) {
+        for (slot, item) in out.iter_mut().zip(t.iter_borrowed()) {
             *slot = positive(item.extract::<i64>().map_err(|_| bad())?)?;
         }
         return Ok(out);

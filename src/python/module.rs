@@ -1,7 +1,9 @@
 //! Kernels from Python: `Module` (a loaded code object) and `Function` (PyCUDA's call and
 //! prepared-call conventions; the arguments are packed by `kernel_args`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
@@ -107,7 +109,7 @@ impl Module {
             max_threads_per_block: function.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap_or(0),
             function,
             module: slf.clone().unbind(),
-            prepared: Mutex::new(None),
+            prepared: ArcSwapOption::empty(),
         })
     }
 
@@ -144,8 +146,9 @@ pub struct Function {
     param_sizes: Option<Vec<usize>>,
     /// The Python module, whose `close()` ends launching from this function.
     module: Py<Module>,
-    /// The parameter types given to prepare(), shared with the calls in flight.
-    prepared: Mutex<Option<Arc<[ParamKind]>>>,
+    /// The parameter types given to prepare(): read by every prepared call without a lock,
+    /// replaced by another prepare() (a call in flight keeps the types it started with).
+    prepared: ArcSwapOption<Vec<ParamKind>>,
 }
 
 impl Function {
@@ -248,13 +251,8 @@ impl Function {
         Ok(result.map_err(|e| self.launch_error(e, config))?)
     }
 
-    fn prepared_kinds(&self) -> PyResult<Arc<[ParamKind]>> {
-        self.prepared.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "{} has not been prepared: call prepare(arg_types) first",
-                self.function.name()
-            ))
-        })
+    fn not_prepared(&self) -> PyErr {
+        PyValueError::new_err(format!("{} has not been prepared: call prepare(arg_types) first", self.function.name()))
     }
 
     /// Packs `values` with the types given to prepare() and launches (prepared_call and
@@ -268,7 +266,8 @@ impl Function {
         values: impl ExactSizeIterator<Item = Borrowed<'a, 'py, PyAny>>,
         shared_size: u32,
     ) -> PyResult<()> {
-        let kinds = self.prepared_kinds()?;
+        let prepared = self.prepared.load();
+        let Some(kinds) = prepared.as_deref() else { return Err(self.not_prepared()) };
         if kinds.len() != values.len() {
             return Err(Error::InvalidArgument(format!(
                 "{} was prepared for {} arguments but got {}",
@@ -330,7 +329,7 @@ impl Function {
         let me = slf.get();
         let kinds = parse_signature(arg_types)?;
         check_structs(me.function.name(), &kinds, me.param_sizes.as_deref())?;
-        *me.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(kinds.into());
+        me.prepared.store(Some(Arc::new(kinds)));
         Ok(slf.clone())
     }
 
