@@ -2,7 +2,8 @@
 //! first, as PyGPU does); only a missing backend raises.
 
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyTuple};
 
 use super::errors::{take_last_error, CudaStatus, Status};
 use crate::runtime::{self, backend, error::error_name, error::error_string, DeviceProperties};
@@ -24,10 +25,22 @@ pub fn cuda_set_device(device: i32) -> PyResult<Status> {
     CudaStatus::from_result(&backend()?.set_device(device)).map(Status)
 }
 
+/// cudaGetDevice's successful results for the first devices, made once: a tuple is immutable,
+/// and building one per call was a quarter of the call (launch-bound code asks often).
+static CURRENT_DEVICE_RESULTS: [PyOnceLock<Py<PyTuple>>; 16] = [const { PyOnceLock::new() }; 16];
+
 #[pyfunction(name = "cudaGetDevice")]
-pub fn cuda_get_device() -> PyResult<(i32, Status)> {
+pub fn cuda_get_device(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     let result = backend()?.get_device();
-    Ok((*result.as_ref().unwrap_or(&0), Status(CudaStatus::from_result(&result)?)))
+    if let Ok(device) = result {
+        if let Some(slot) = usize::try_from(device).ok().and_then(|d| CURRENT_DEVICE_RESULTS.get(d)) {
+            let made = slot.get_or_try_init(py, || {
+                Ok::<_, PyErr>((device, Status(CudaStatus::SUCCESS)).into_pyobject(py)?.unbind())
+            })?;
+            return Ok(made.bind(py).clone());
+        }
+    }
+    (*result.as_ref().unwrap_or(&0), Status(CudaStatus::from_result(&result)?)).into_pyobject(py)
 }
 
 #[pyfunction(name = "cudaGetDeviceCount")]
