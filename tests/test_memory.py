@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -84,6 +85,30 @@ def test_non_contiguous_or_readonly_host_buffers_are_refused() -> None:
         pygpu.memcpy_dtoh(ro, dev)
     with pytest.raises(TypeError):
         pygpu.memcpy_htod(dev, [1.0, 2.0])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("dtype", ["?", "i1", "u2", ">i4", "<f4", "f8", "c16", [("a", "i4"), ("b", "f8")]])
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (1 << 17,), (1 << 17, 2)])
+def test_small_numpy_arrays_and_large_ones_copy_the_same(dtype: object, shape: tuple[int, ...]) -> None:
+    # Numeric arrays under 1 MiB are read from numpy's fields, the rest through the buffer
+    # protocol (shape (1 << 17,) of 8-byte items is exactly 1 MiB: the first of those).
+    host = np.frombuffer(np.random.default_rng(3).bytes(int(np.prod(shape)) * np.dtype(dtype).itemsize), dtype)
+    host = host.reshape(shape)
+    dev = pygpu.mem_alloc(max(host.nbytes, 1))
+    refs = sys.getrefcount(host)
+    pygpu.memcpy_htod(dev, host)
+    back = np.zeros_like(host)
+    pygpu.memcpy_dtoh(back, dev)
+    assert back.tobytes() == host.tobytes()
+    assert sys.getrefcount(host) == refs  # the view let go of the array
+    with pytest.raises(ValueError, match="C-contiguous"):
+        pygpu.memcpy_htod(dev, np.repeat(host.reshape(-1), 4)[::2])
+    back.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        pygpu.memcpy_dtoh(back, dev)
+    # Kinds the buffer protocol refuses are refused whatever the size.
+    with pytest.raises(ValueError, match="cannot include dtype 'M'"):
+        pygpu.memcpy_htod(dev, np.zeros(shape, "M8[s]"))
 
 
 def test_freed_allocation_raises_on_use() -> None:
