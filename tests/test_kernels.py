@@ -220,25 +220,30 @@ def test_prepared_calls_read_their_arguments_as_python_passes_them(testing: pygp
     out = np.zeros(1)
     d = to_device(out)
     f = testing.get_function("scale_args").prepare("Pid")
-    assert str(inspect.signature(f.prepared_async_call)) == "(grid, block, stream, /, *args, shared_size=0)"
-    assert str(inspect.signature(f.prepared_call)) == "(grid, block, /, *args, shared_size=0)"
+    assert str(inspect.signature(f.prepared_async_call)) == "(grid, block, stream, *args, shared_size=0)"
+    assert str(inspect.signature(f.prepared_call)) == "(grid, block, *args, shared_size=0)"
     call = f.prepared_call  # bound once, as a step loop does
     call((1, 1), (1, 1, 1), d, 5, 0.5, shared_size=16)
     assert from_device(d, out)[0] == 2.5
     pygpu.Function.prepared_async_call(f, (1,), (1,), None, d, 3, 1.0)
     pygpu.cudaDeviceSynchronize()
     assert from_device(d, out)[0] == 3.0
-    with pytest.raises(TypeError, match="takes grid and block"):
+    with pytest.raises(TypeError, match="missing required argument 'block' \\(grid, block come before"):
         f.prepared_call((1, 1))
-    with pytest.raises(TypeError, match="takes grid, block and stream"):
+    with pytest.raises(TypeError, match="missing required argument 'stream'"):
         f.prepared_async_call((1, 1), (1, 1, 1))
+    with pytest.raises(TypeError, match="multiple values for argument 'grid'"):
+        f.prepared_call((1, 1), (1, 1, 1), d, 1, 1.0, grid=(1,))
     with pytest.raises(TypeError, match="stream must be a pygpu.cudaStream_t or None, not int"):
         f.prepared_async_call((1, 1), (1, 1, 1), 0, d, 1, 1.0)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'stream'"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'stream': the kernel's arguments go by"):
         f.prepared_call((1, 1), (1, 1, 1), d, 1, 1.0, stream=None)
     for bad in (-1, 1 << 32, "8"):
         with pytest.raises(ValueError, match="shared_size must be a number of bytes"):
             f.prepared_call((1, 1), (1, 1, 1), d, 1, 1.0, shared_size=bad)
+    empty = testing.get_function("empty_kernel").prepare("")
+    empty.prepared_call(grid=(1, 1), block=(1, 1, 1))  # by name, as PyCUDA's signature allows
+    empty.prepared_async_call((1,), block=(1,), stream=pygpu.cudaStream_t())
     with pytest.raises(TypeError, match="doesn't apply to a 'int' object"):
         pygpu.Function.prepared_call(3, (1,), (1,))
     with pytest.raises(ValueError, match="block must be a positive int"):

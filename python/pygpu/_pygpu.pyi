@@ -533,7 +533,7 @@ class Function:
         """Declares parameter types: struct characters such as "PiPd" ("12s" a 12-byte struct),
         or numpy types, a structured dtype being a struct by value (its C layout checked)."""
     def prepared_call(
-        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], /, *args: Any, shared_size: int = 0
+        self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0
     ) -> None:
         """Launches on the default stream with the argument types given to prepare()."""
     def prepared_async_call(
@@ -541,7 +541,6 @@ class Function:
         grid: int | tuple[int, ...],
         block: int | tuple[int, ...],
         stream: cudaStream_t | None,
-        /,
         *args: Any,
         shared_size: int = 0,
     ) -> None:

@@ -24,7 +24,7 @@ static PREPARED_CALL: MethodDef = MethodDef(ffi::PyMethodDef {
     ml_name: c"prepared_call".as_ptr(),
     ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: prepared_call },
     ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-    ml_doc: c"prepared_call($self, grid, block, /, *args, shared_size=0)\n--\n\n\
+    ml_doc: c"prepared_call($self, grid, block, *args, shared_size=0)\n--\n\n\
 Launches on the default stream with the argument types given to prepare()."
         .as_ptr(),
 });
@@ -33,7 +33,7 @@ static PREPARED_ASYNC_CALL: MethodDef = MethodDef(ffi::PyMethodDef {
     ml_name: c"prepared_async_call".as_ptr(),
     ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: prepared_async_call },
     ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-    ml_doc: c"prepared_async_call($self, grid, block, stream, /, *args, shared_size=0)\n--\n\n\
+    ml_doc: c"prepared_async_call($self, grid, block, stream, *args, shared_size=0)\n--\n\n\
 Launches on `stream` (None: the default stream) with the argument types given to prepare()."
         .as_ptr(),
 });
@@ -127,7 +127,8 @@ unsafe fn entry(
     }
 }
 
-/// Reads grid, block (and stream), the values and `shared_size`, and launches.
+/// Reads grid, block (and stream: by position or name, as PyCUDA's signature allows), the
+/// values and `shared_size`, and launches.
 fn call<'a, 'py>(
     py: Python<'py>,
     slf: &Borrowed<'a, 'py, PyAny>,
@@ -138,41 +139,54 @@ fn call<'a, 'py>(
 ) -> PyResult<()> {
     let name = if with_stream { "prepared_async_call" } else { "prepared_call" };
     let function = slf.cast::<Function>().map_err(|_| PyTypeError::new_err(format!("{name} needs a Function")))?;
-    let fixed = if with_stream { 3 } else { 2 };
-    if positional < fixed {
-        let needs = if with_stream { "grid, block and stream" } else { "grid and block" };
-        return Err(PyTypeError::new_err(format!("{name}() takes {needs} before the kernel's arguments")));
+    let params: &[&str] = if with_stream { &["grid", "block", "stream"] } else { &["grid", "block"] };
+    let mut fixed: [Option<Borrowed<'a, 'py, PyAny>>; 3] = [None; 3];
+    for (slot, i) in fixed.iter_mut().zip(0..positional.min(params.len())) {
+        *slot = Some(arg(i));
     }
     let mut shared_size = 0u32;
     if let Some(names) = kwnames {
-        let names = names.cast::<PyTuple>()?;
-        for (i, key) in names.iter().enumerate() {
-            if key.cast::<PyString>()?.to_str()? != "shared_size" {
-                return Err(PyTypeError::new_err(format!(
-                    "{name}() got an unexpected keyword argument {}: only shared_size is taken by name",
-                    key.repr()?
-                )));
+        for (i, key) in names.cast::<PyTuple>()?.iter().enumerate() {
+            let value = arg(positional + i);
+            let key = key.cast::<PyString>()?.to_cow()?;
+            if key == "shared_size" {
+                shared_size = value.extract().map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "{name}()'s shared_size must be a number of bytes from 0 to 2**32 - 1"
+                    ))
+                })?;
+                continue;
             }
-            shared_size = arg(positional + i).extract().map_err(|_| {
-                PyValueError::new_err(format!("{name}()'s shared_size must be a number of bytes from 0 to 2**32 - 1"))
-            })?;
+            let Some(slot) = params.iter().position(|p| *p == key) else {
+                return Err(PyTypeError::new_err(format!(
+                    "{name}() got an unexpected keyword argument '{key}': the kernel's arguments go by position"
+                )));
+            };
+            if fixed[slot].replace(value).is_some() {
+                return Err(PyTypeError::new_err(format!("{name}() got multiple values for argument '{key}'")));
+            }
         }
     }
-    let stream = if with_stream {
-        let s = arg(2);
-        if s.is_none() {
-            None
-        } else {
-            Some(s.cast::<CudaStream>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "{name}()'s stream must be a pygpu.cudaStream_t or None, not {}",
-                    s.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                ))
-            })?)
-        }
-    } else {
-        None
+    let missing = |p: &str| {
+        PyTypeError::new_err(format!(
+            "{name}() missing required argument '{p}' ({} come before the kernel's arguments)",
+            params.join(", ")
+        ))
     };
-    let values = (fixed..positional).map(arg);
-    function.get().call_prepared(py, &arg(0), &arg(1), stream.as_deref(), values, shared_size)
+    let [grid, block, stream] = fixed;
+    let (grid, block) = (grid.ok_or_else(|| missing("grid"))?, block.ok_or_else(|| missing("block"))?);
+    if with_stream && stream.is_none() {
+        return Err(missing("stream"));
+    }
+    let stream = match stream.filter(|s| !s.is_none()) {
+        None => None,
+        Some(s) => Some(s.cast::<CudaStream>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{name}()'s stream must be a pygpu.cudaStream_t or None, not {}",
+                s.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+        })?),
+    };
+    let values = (params.len()..positional.max(params.len())).map(arg);
+    function.get().call_prepared(py, &grid, &block, stream.as_deref(), values, shared_size)
 }
