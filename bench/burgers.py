@@ -9,8 +9,9 @@ device-resident snapshots, zero-copy, against copying them to the host for numpy
 
 Step time = wall time from the first launch to the end of the last step (host clock around a
 stream synchronisation, as the demo measures it), divided by the steps; median of --reps
-repetitions after one warm-up, pygpu's and C++'s alternating in --rounds rounds (the ratio is the
-median of the rounds' ratios, so that a host whose speed drifts affects both alike). Sizes: NX = 256 (the seeds' 258 values), 2^16, 2^20, 2^24, 2^26;
+repetitions after one warm-up, pygpu's and C++'s alternating in --rounds rounds, each round a
+fresh process for both (the ratio is the median of the rounds' ratios, so that a host whose speed
+drifts, or a process that lands on a slow core, affects both alike). Sizes: NX = 256 (the seeds' 258 values), 2^16, 2^20, 2^24, 2^26;
 modes plain (one launch per step, plus a device-to-device snapshot copy per step where the
 snapshot matrix fits) and graph (batches of steps replayed as CUDA graphs).
 """
@@ -18,8 +19,8 @@ snapshot matrix fits) and graph (batches of steps replayed as CUDA graphs).
 from __future__ import annotations
 
 import argparse
-import gc
 import json
+import multiprocessing
 import os
 import platform
 import shutil
@@ -108,45 +109,54 @@ def run_cpp(
     return json.loads(done.stdout)
 
 
-def pygpu_solver(nx: int, steps: int, mode: str, snapshots: bool) -> Any:
+def run_pygpu(nx: int, steps: int, reps: int, mode: str, snapshots: bool, backend: str) -> dict[str, Any]:
+    """pygpu's loop: `reps` timed repetitions after a warm-up (and graph capture), in the calling
+    process (`pygpu_round` runs it in a fresh one)."""
+    import pygpu
+
+    pygpu.set_backend(backend)
     solver = burger.Solver(
         problem_for(nx, steps), 1 if snapshots else 0, graph=mode == "graph", graph_batch=GRAPH_BATCH
     )
-    solver.run()  # warm-up (and graph capture)
-    return solver
-
-
-def run_pygpu(solver: Any, reps: int) -> list[float]:
+    solver.run()
     seconds = []
     for _ in range(reps):
         solver.run()
         seconds.append(solver.loop_seconds)
-    return seconds
+    return {"seconds": seconds, "u10": float(solver.final()[10]), "grid": solver.grid}
 
 
-def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None) -> list[dict[str, Any]]:
-    """Each configuration in `rounds` rounds, each round pygpu's repetitions then C++'s (a process
-    of its own, with its own warm-up), so that both see the same state of the host; the ratio is
-    the median over rounds of the two rounds' medians."""
+def pygpu_round(nx: int, steps: int, reps: int, mode: str, snapshots: bool, backend: str) -> dict[str, Any]:
+    """run_pygpu in a process of its own, as each C++ round is: on these (virtual) hosts about one
+    process in six runs its Python at half speed throughout, which would otherwise tilt every
+    round of a configuration the same way."""
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        return pool.apply(run_pygpu, (nx, steps, reps, mode, snapshots, backend))
+
+
+def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None, backend: str) -> list[dict[str, Any]]:
+    """Each configuration in `rounds` rounds, each round pygpu's repetitions then C++'s, each in a
+    process of its own with its own warm-up, so that both see the same state of the host; the ratio
+    is the median over rounds of the two rounds' medians."""
     rows = []
     per_round = max(1, -(-reps // rounds))
     for nx, steps, snaps in configs:
         for snapshots in snaps:
             for mode in ("plain", "graph"):
-                solver = pygpu_solver(nx, steps, mode, snapshots)
                 py_seconds: list[float] = []
                 cpp_seconds: list[float] = []
                 ratios = []
                 cpp_u10 = None
                 for _ in range(rounds):
-                    mine = run_pygpu(solver, per_round)
-                    py_seconds += mine
+                    mine = pygpu_round(nx, steps, per_round, mode, snapshots, backend)
+                    py_seconds += mine["seconds"]
                     if cpp is not None:
                         c = run_cpp(cpp, nx, steps, per_round, mode, snapshots)
                         cpp_seconds += c["seconds"]
                         cpp_u10 = c["u10"]
-                        ratios.append(statistics.median(mine) / statistics.median(c["seconds"]))
-                py_u10 = float(solver.final()[10])
+                        ratios.append(statistics.median(mine["seconds"]) / statistics.median(c["seconds"]))
+                py_u10 = mine["u10"]
                 entry: dict[str, Any] = {
                     "nx": nx,
                     "n_total": nx + 2,
@@ -156,11 +166,9 @@ def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None) -> li
                     "pygpu_median_step_us": statistics.median(py_seconds) / steps * 1e6,
                     "pygpu_seconds": py_seconds,
                     "pygpu_u10": py_u10,
-                    "grid": solver.grid,
+                    "grid": mine["grid"],
                     "block": burger.BLOCK,
                 }
-                del solver
-                gc.collect()
                 if cpp_u10 is not None:
                     entry.update(
                         cpp_median_step_us=statistics.median(cpp_seconds) / steps * 1e6,
@@ -309,6 +317,7 @@ def main() -> int:
     p.add_argument("--backend", default=None, help="pygpu backend (default: $PYGPU_BACKEND, else cuda)")
     p.add_argument("--nvcc", help="nvcc for the C++ baseline (default: $NVCC, PATH, /usr/local/cuda/bin/nvcc)")
     p.add_argument("--cpp", help="a burgers_loop binary built already")
+    p.add_argument("--no-cpp", action="store_true", help="pygpu's figures only (no C++ baseline)")
     p.add_argument("--build-dir", help="where to build the C++ baseline (default: a temporary folder)")
     p.add_argument("--no-analysis", action="store_true")
     args = p.parse_args()
@@ -321,7 +330,10 @@ def main() -> int:
     device = burger.device_description(backend)
     cpp: Path | None = Path(args.cpp) if args.cpp else None
     notes = []
-    if cpp is None and backend == "cuda":
+    if args.no_cpp:
+        cpp = None
+        notes.append("--no-cpp: the C++ baseline was not run")
+    elif cpp is None and backend == "cuda":
         nvcc = find_nvcc(args.nvcc)
         if nvcc:
             build_dir = Path(args.build_dir or tempfile.mkdtemp(prefix="burgers-bench-"))
@@ -353,7 +365,7 @@ def main() -> int:
         wanted = {int(v) for v in args.sizes.split(",")}
         configs = [c for c in configs if c[0] in wanted]
     results["rounds"] = args.rounds
-    results["loops"] = loops(configs, args.reps, max(1, args.rounds), cpp)
+    results["loops"] = loops(configs, args.reps, max(1, args.rounds), cpp, backend)
     if cpp is not None:
         results["cpp_experiments"] = cpp_experiments(cpp, args.reps, args.quick)
     if not args.no_analysis:

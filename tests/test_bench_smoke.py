@@ -49,3 +49,30 @@ def test_per_call_counts_the_tail() -> None:
     calls = []
     per_call_us(Config(quick=True), "pass", {}, after=lambda: calls.append(1))
     assert calls
+
+
+def test_burgers_loop_figures_come_from_fresh_processes(tmp_path: Path) -> None:
+    # bench/burgers.py at the seeds' size: every configuration's repetitions, each round in a
+    # process of its own, and the same solution in every mode (the C++ baseline is the GPU
+    # machine's benchmark run, not a test's).
+    import json
+    import os
+    import subprocess
+
+    out = tmp_path / "burgers.json"
+    backend = os.environ.get("PYGPU_BACKEND", "host")
+    cmd = [sys.executable, str(BENCH / "burgers.py"), "--quick", "--no-analysis", "--no-cpp", "--sizes", "256"]
+    cmd += ["--rounds", "2", "--reps", "3", "--backend", backend, "--json", str(out)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    loops = json.loads(out.read_text())["loops"]
+    assert [(r["snapshots"], r["mode"]) for r in loops] == [
+        (True, "plain"),
+        (True, "graph"),
+        (False, "plain"),
+        (False, "graph"),
+    ]
+    for r in loops:
+        assert len(r["pygpu_seconds"]) == 4  # 2 rounds of ceil(3 / 2) repetitions
+        assert all(s > 0 for s in r["pygpu_seconds"]) and math.isfinite(r["pygpu_u10"])
+    # Every mode steps the same problem to the same solution.
+    assert len({round(r["pygpu_u10"], 12) for r in loops}) == 1
