@@ -3,8 +3,9 @@
 //!
 //! Inside, dependencies point one way, from the foundations up:
 //! `errors`, `releasable`, `buffer`, `dtypes` (no binding classes) <- `stream` (streams and
-//! the graphs they capture) <- `event`, `memory` <- `kernel_signature`, `kernel_args` <- `module`; `device`,
-//! `interop`, `compiler` and the typed classes `array`, `ptr_wrapper` sit on top.
+//! the graphs they capture) <- `event`, `memory` <- `kernel_signature`, `kernel_args` <-
+//! `module` <- `prepared_call`; `device`, `interop`, `compiler` and the typed classes `array`,
+//! `ptr_wrapper` sit on top.
 
 pub mod array;
 pub mod buffer;
