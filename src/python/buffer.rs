@@ -101,8 +101,12 @@ impl HostView {
                     ));
                 }
                 let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
+                // A C-contiguous numpy array refused anyway has a dtype buffers cannot carry.
+                let contiguous = obj.cast::<PyUntypedArray>().is_ok_and(|a| a.is_c_contiguous());
                 let message = if readonly {
                     "the destination host buffer is read-only".to_string()
+                } else if contiguous {
+                    format!("this array's dtype cannot be copied as bytes: convert it, e.g. a.view(numpy.int64) ({e})")
                 } else {
                     format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
                 };
