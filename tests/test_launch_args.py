@@ -246,3 +246,25 @@ def test_struct_size_disagreeing_with_the_kernel(structs: Any) -> None:
     with pytest.raises(pygpu.InvalidValueError):
         f.prepared_call((1, 1, 1), (1, 1, 1), gpuarray.zeros(8), 1, b"\0" * 16, b"\0" * 24, 0.0)
     pygpu.cudaGetLastError()
+
+
+def test_prepared_calls_free_at_once_what_packing_drops(echo: Any) -> None:
+    # A numpy bool for a bool parameter is tried as an integer first; that TypeError is dropped.
+    # Dropped objects must be freed then, not queued until some other call into pygpu (the
+    # prepared calls bypass PyO3's usual entry): 20,000 calls may not leave 20,000 exceptions.
+    import tracemalloc
+
+    out = gpuarray.zeros(1, "bool")
+    call = echo.get_function("echo_bool").prepare([np.intp, np.bool_]).prepared_call
+    for _ in range(100):
+        call((1, 1), (1, 1, 1), out, np.True_)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(20_000):
+            call((1, 1), (1, 1, 1), out, np.True_)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert out.get()[0]
+    assert grown < 256 * 1024, f"{grown} bytes still held after 20,000 calls"

@@ -88,43 +88,43 @@ unsafe fn entry(
     kwnames: *mut ffi::PyObject,
     with_stream: bool,
 ) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls methods on an attached thread, which stays attached for the call.
-    let py = unsafe { Python::assume_attached() };
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: borrowed references valid for the call (the contract above).
-        let slf = unsafe { Borrowed::from_ptr(py, slf) };
-        // SAFETY: as slf, where not NULL.
-        let kwnames = (!kwnames.is_null()).then(|| unsafe { Borrowed::from_ptr(py, kwnames) });
-        let keywords = kwnames.as_ref().map_or(0, |k| k.len().unwrap_or(0));
-        let positional = usize::try_from(nargs).unwrap_or(0);
-        let all = if args.is_null() {
-            &[][..]
-        } else {
-            // SAFETY: `args` holds nargs + len(kwnames) borrowed values.
-            unsafe { std::slice::from_raw_parts(args, positional + keywords) }
-        };
-        // SAFETY: each is a borrowed reference valid for the call.
-        let arg = |i: usize| unsafe { Borrowed::from_ptr(py, all[i]) };
-        call(py, &slf, positional, kwnames.as_ref(), &arg, with_stream)
-    }));
-    let result = match outcome {
-        Ok(result) => result,
-        Err(panic) => {
+    // Through Python::attach (the thread is attached already), so that PyO3 counts the thread
+    // as attached: otherwise every Python object dropped during the call (an exception caught
+    // while packing, say) would wait in PyO3's deferred queue until some other PyO3 call.
+    Python::attach(|py| {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: borrowed references valid for the call (the contract above).
+            let slf = unsafe { Borrowed::from_ptr(py, slf) };
+            // SAFETY: as slf, where not NULL.
+            let kwnames = (!kwnames.is_null()).then(|| unsafe { Borrowed::from_ptr(py, kwnames) });
+            let keywords = kwnames.as_ref().map_or(0, |k| k.len().unwrap_or(0));
+            let positional = usize::try_from(nargs).unwrap_or(0);
+            let all = if args.is_null() {
+                &[][..]
+            } else {
+                // SAFETY: `args` holds nargs + len(kwnames) borrowed values.
+                unsafe { std::slice::from_raw_parts(args, positional + keywords) }
+            };
+            // SAFETY: each is a borrowed reference valid for the call.
+            let arg = |i: usize| unsafe { Borrowed::from_ptr(py, all[i]) };
+            call(py, &slf, positional, kwnames.as_ref(), &arg, with_stream)
+        }));
+        let result = outcome.unwrap_or_else(|panic| {
             let message = panic
                 .downcast_ref::<String>()
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("a panic");
             Err(PyRuntimeError::new_err(format!("internal error in pygpu (please report it): {message}")))
+        });
+        match result {
+            Ok(()) => py.None().into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
         }
-    };
-    match result {
-        Ok(()) => py.None().into_ptr(),
-        Err(e) => {
-            e.restore(py);
-            std::ptr::null_mut()
-        }
-    }
+    })
 }
 
 /// Reads grid, block (and stream: by position or name, as PyCUDA's signature allows), the
