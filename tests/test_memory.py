@@ -89,9 +89,8 @@ def test_non_contiguous_or_readonly_host_buffers_are_refused() -> None:
 
 @pytest.mark.parametrize("dtype", ["?", "i1", "u2", ">i4", "<f4", "f8", "c16", [("a", "i4"), ("b", "f8")]])
 @pytest.mark.parametrize("shape", [(), (5,), (3, 4), (1 << 17,), (1 << 17, 2)])
-def test_small_numpy_arrays_and_large_ones_copy_the_same(dtype: object, shape: tuple[int, ...]) -> None:
-    # Numeric arrays under 1 MiB are read from numpy's fields, the rest through the buffer
-    # protocol (shape (1 << 17,) of 8-byte items is exactly 1 MiB: the first of those).
+def test_numpy_arrays_of_every_rank_and_size_copy_byte_for_byte(dtype: object, shape: tuple[int, ...]) -> None:
+    # Sizes each side of 1 MiB, where copies start releasing the GIL.
     host = np.frombuffer(np.random.default_rng(3).bytes(int(np.prod(shape)) * np.dtype(dtype).itemsize), dtype)
     host = host.reshape(shape)
     dev = pygpu.mem_alloc(max(host.nbytes, 1))
@@ -106,9 +105,13 @@ def test_small_numpy_arrays_and_large_ones_copy_the_same(dtype: object, shape: t
     back.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
         pygpu.memcpy_dtoh(back, dev)
-    # Kinds the buffer protocol refuses are refused whatever the size.
-    with pytest.raises(ValueError, match="dtype cannot be copied as bytes.*cannot include dtype 'M'"):
+    # Item types a buffer cannot describe are refused as such, not as non-contiguous.
+    with pytest.raises(ValueError, match="item type cannot be copied as bytes.*cannot include dtype 'M'"):
         pygpu.memcpy_htod(dev, np.zeros(shape, "M8[s]"))
+    readonly_dates = np.zeros(shape, "M8[s]")
+    readonly_dates.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        pygpu.memcpy_dtoh(readonly_dates, dev)
 
 
 def test_freed_allocation_raises_on_use() -> None:

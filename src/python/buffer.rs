@@ -4,8 +4,6 @@
 
 use std::ffi::{c_int, c_void, CString};
 
-use numpy::npyffi::{NPY_ARRAY_C_CONTIGUOUS, NPY_ARRAY_WRITEABLE};
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -68,28 +66,12 @@ pub(crate) unsafe fn release_byte_view(view: *mut ffi::Py_buffer) {
 /// A C-contiguous view of a host buffer (a numpy array of any rank, bytes, a
 /// memoryview...), released when dropped. PyBuffer is not used because it refuses
 /// zero-dimensional buffers such as numpy scalars and 0-d arrays.
-pub struct HostView(Source);
-
-enum Source {
-    /// A small numeric numpy array, read from numpy's own fields: exporting a buffer (which
-    /// builds a format string) was a third of an 8-byte copy's time in pygpu.
-    Array {
-        ptr: *mut u8,
-        len: usize,
-        _array: Py<PyAny>,
-    },
-    Buffer(ffi::Py_buffer),
+pub struct HostView {
+    view: ffi::Py_buffer,
 }
-
-/// Arrays from this size on take the buffer protocol: their copies release the GIL, and the
-/// export is what stops another thread from resizing the array meanwhile.
-const DIRECT_ARRAY_BYTES: usize = 1 << 20;
 
 impl HostView {
     pub fn get(obj: &Bound<'_, PyAny>, writable: bool) -> PyResult<Self> {
-        if let Some(view) = Self::small_numeric_array(obj, writable) {
-            return Ok(view);
-        }
         let flags = ffi::PyBUF_C_CONTIGUOUS | ffi::PyBUF_FORMAT | if writable { ffi::PyBUF_WRITABLE } else { 0 };
         Self::request(obj, flags)
             .map_err(|e| {
@@ -100,13 +82,19 @@ impl HostView {
                         obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
                     ));
                 }
-                let readonly = writable && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
-                // A C-contiguous numpy array refused anyway has a dtype buffers cannot carry.
-                let contiguous = obj.cast::<PyUntypedArray>().is_ok_and(|a| a.is_c_contiguous());
+                // Asked again for less, to say which part failed: contiguous bytes that are not
+                // writable, or whose item format cannot be given (numpy's datetimes), are told so
+                // rather than asked for a contiguous copy.
+                let contiguous = Self::request(obj, ffi::PyBUF_C_CONTIGUOUS).is_ok();
+                let readonly = contiguous
+                    && writable
+                    && Self::request(obj, ffi::PyBUF_C_CONTIGUOUS | ffi::PyBUF_WRITABLE).is_err();
                 let message = if readonly {
                     "the destination host buffer is read-only".to_string()
                 } else if contiguous {
-                    format!("this array's dtype cannot be copied as bytes: convert it, e.g. a.view(numpy.int64) ({e})")
+                    format!(
+                        "this buffer's item type cannot be copied as bytes: convert it, e.g. a.view(numpy.int64) ({e})"
+                    )
                 } else {
                     format!("the host buffer must be C-contiguous: pass numpy.ascontiguousarray(a) ({e})")
                 };
@@ -136,26 +124,6 @@ impl HostView {
             .and_then(|v: Self| v.refusing_objects(obj))
     }
 
-    /// A C-contiguous numpy array of numbers or bools under DIRECT_ARRAY_BYTES (writable if
-    /// asked), viewed directly; None for anything else, which the buffer protocol handles (and
-    /// explains when it refuses).
-    fn small_numeric_array(obj: &Bound<'_, PyAny>, writable: bool) -> Option<Self> {
-        let array = obj.cast::<PyUntypedArray>().ok()?;
-        let raw = array.as_array_ptr();
-        // SAFETY: `raw` is a live ndarray (cast checked it), whose fields numpy keeps.
-        let (flags, data) = unsafe { ((*raw).fields.flags, (*raw).fields.data) };
-        let required = NPY_ARRAY_C_CONTIGUOUS | if writable { NPY_ARRAY_WRITEABLE } else { 0 };
-        if flags & required != required {
-            return None;
-        }
-        let dtype = array.dtype();
-        if !b"biufc".contains(&dtype.kind()) {
-            return None;
-        }
-        let len = array.len().checked_mul(dtype.itemsize()).filter(|&n| n < DIRECT_ARRAY_BYTES)?;
-        Some(HostView(Source::Array { ptr: data.cast(), len, _array: obj.clone().unbind() }))
-    }
-
     fn request(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
         let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
         // SAFETY: obj is live; on success the view is initialised and released in Drop.
@@ -163,18 +131,17 @@ impl HostView {
             return Err(PyErr::fetch(obj.py()));
         }
         // SAFETY: PyObject_GetBuffer succeeded.
-        Ok(HostView(Source::Buffer(unsafe { view.assume_init() })))
+        Ok(HostView { view: unsafe { view.assume_init() } })
     }
 
     /// Refuses a buffer whose items hold Python objects (format `O`, alone or as a field of
     /// a structured dtype): copying raw bytes over `PyObject*` slots corrupts the heap.
     fn refusing_objects(self, obj: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let Source::Buffer(view) = &self.0 else { return Ok(self) };
-        if view.format.is_null() {
+        if self.view.format.is_null() {
             return Ok(self);
         }
         // SAFETY: a non-null format is a NUL-terminated string owned by the live view.
-        let format = unsafe { std::ffi::CStr::from_ptr(view.format) }.to_string_lossy();
+        let format = unsafe { std::ffi::CStr::from_ptr(self.view.format) }.to_string_lossy();
         if format_holds_objects(&format) {
             return Err(PyTypeError::new_err(format!(
                 "a host buffer of Python objects (format {format:?}, from {}) cannot be copied as bytes: \
@@ -186,17 +153,11 @@ impl HostView {
     }
 
     pub fn ptr(&self) -> *mut u8 {
-        match &self.0 {
-            Source::Array { ptr, .. } => *ptr,
-            Source::Buffer(view) => view.buf as *mut u8,
-        }
+        self.view.buf as *mut u8
     }
 
     pub fn len(&self) -> usize {
-        match &self.0 {
-            Source::Array { len, .. } => *len,
-            Source::Buffer(view) => usize::try_from(view.len).unwrap_or(0),
-        }
+        usize::try_from(self.view.len).unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -205,11 +166,10 @@ impl HostView {
 
     /// The exported bytes.
     pub fn bytes(&self) -> &[u8] {
-        if self.ptr().is_null() || self.is_empty() {
+        if self.view.buf.is_null() || self.is_empty() {
             return &[];
         }
-        // SAFETY: the exporter (or numpy, for an array held by the view) guarantees len
-        // readable bytes at ptr while the view lives.
+        // SAFETY: the exporter guarantees len readable bytes at buf while the view lives.
         unsafe { std::slice::from_raw_parts(self.ptr(), self.len()) }
     }
 }
@@ -230,11 +190,9 @@ pub(crate) fn format_holds_objects(format: &str) -> bool {
 
 impl Drop for HostView {
     fn drop(&mut self) {
-        if let Source::Buffer(view) = &mut self.0 {
-            // SAFETY: releases the view obtained in `request` exactly once. Views are only
-            // created and dropped by code holding the GIL (they never cross detach()).
-            unsafe { ffi::PyBuffer_Release(view) };
-        }
+        // SAFETY: releases the view obtained in `request` exactly once. Views are only
+        // created and dropped by code holding the GIL (they never cross detach()).
+        unsafe { ffi::PyBuffer_Release(&mut self.view) };
     }
 }
 
