@@ -1,7 +1,7 @@
 //! `Function.prepared_call` and `prepared_async_call`, read straight from Python's argument
 //! array (METH_FASTCALL). PyO3 gathers `*args` into a new tuple on every call; these two are
 //! the launch-bound calls (a solver's step loop), so they are installed on the class at import
-//! as plain method descriptors over the functions below instead.
+//! as plain method descriptors over `entry` below instead.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -22,7 +22,7 @@ unsafe impl Sync for MethodDef {}
 
 static PREPARED_CALL: MethodDef = MethodDef(ffi::PyMethodDef {
     ml_name: c"prepared_call".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: prepared_call },
+    ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: entry::<false> },
     ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
     ml_doc: c"prepared_call($self, grid, block, *args, shared_size=0)\n--\n\n\
 Launches on the default stream with the argument types given to prepare()."
@@ -31,7 +31,7 @@ Launches on the default stream with the argument types given to prepare()."
 
 static PREPARED_ASYNC_CALL: MethodDef = MethodDef(ffi::PyMethodDef {
     ml_name: c"prepared_async_call".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: prepared_async_call },
+    ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: entry::<true> },
     ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
     ml_doc: c"prepared_async_call($self, grid, block, stream, *args, shared_size=0)\n--\n\n\
 Launches on `stream` (None: the default stream) with the argument types given to prepare()."
@@ -55,38 +55,18 @@ pub fn install(function_type: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
-unsafe extern "C" fn prepared_call(
-    slf: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    // SAFETY: CPython's METH_FASTCALL | METH_KEYWORDS contract, forwarded.
-    unsafe { entry(slf, args, nargs, kwnames, false) }
-}
-
-unsafe extern "C" fn prepared_async_call(
-    slf: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    // SAFETY: CPython's METH_FASTCALL | METH_KEYWORDS contract, forwarded.
-    unsafe { entry(slf, args, nargs, kwnames, true) }
-}
-
-/// The shared body: `None`, or NULL with a Python exception set (a panic becomes one).
+/// Both methods (`WITH_STREAM`: prepared_async_call): `None`, or NULL with a Python exception
+/// set (a panic becomes one).
 /// # Safety
 /// CPython's METH_FASTCALL | METH_KEYWORDS contract: the thread is attached; `slf` is an
 /// instance of the class the descriptor was made for; `args` holds `nargs` positional values
 /// followed by one value per name in `kwnames` (a tuple of str, or NULL), all borrowed for the
 /// length of the call.
-unsafe fn entry(
+unsafe extern "C" fn entry<const WITH_STREAM: bool>(
     slf: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
-    with_stream: bool,
 ) -> *mut ffi::PyObject {
     // Through Python::attach (the thread is attached already), so that PyO3 counts the thread
     // as attached: otherwise every Python object dropped during the call (an exception caught
@@ -107,7 +87,7 @@ unsafe fn entry(
             };
             // SAFETY: each is a borrowed reference valid for the call.
             let arg = |i: usize| unsafe { Borrowed::from_ptr(py, all[i]) };
-            call(py, &slf, positional, kwnames.as_ref(), &arg, with_stream)
+            call(py, &slf, positional, kwnames.as_ref(), &arg, WITH_STREAM)
         }));
         let result = outcome.unwrap_or_else(|panic| {
             let message = panic
