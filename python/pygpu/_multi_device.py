@@ -121,7 +121,8 @@ def copy_to_device(a: GPUArray, device: Any, stream: Any = None) -> GPUArray:
             source = _core.copy_in_order(a, "C")
     with Device(target):
         out = _core.GPUArray(a.shape, a.dtype)
-    if source.nbytes == 0:
+    nbytes = source.size * source.dtype.itemsize
+    if nbytes == 0:
         return out
     if stream is not None and stream.device != source.device:
         raise ValueError(
@@ -132,8 +133,8 @@ def copy_to_device(a: GPUArray, device: Any, stream: Any = None) -> GPUArray:
         source._order.before(stream)
         if stream is None:
             # Ordered after all work of both devices (cuMemcpyPeer serialises with both contexts).
-            cudaMemcpyPeer(out.gpudata, target, source.ptr, source.device, source.nbytes).check()
+            cudaMemcpyPeer(out.gpudata, target, source.ptr, source.device, nbytes).check()
         else:
             # Ordered on ``stream`` only: the caller synchronises it before using the copy.
-            cudaMemcpyPeerAsync(out.gpudata, target, source.ptr, source.device, source.nbytes, stream).check()
+            cudaMemcpyPeerAsync(out.gpudata, target, source.ptr, source.device, nbytes, stream).check()
     return out

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from pygpu.gpuarray import GPUArray
+from pygpu.gpuarray._core import new_like
 from pygpu.gpuarray._arithmetic import binary, cast_to, unary
 from pygpu.gpuarray._dtypes import kernel_suffix
 from pygpu.gpuarray._elementwise import launch, loop_dtypes
@@ -102,8 +103,7 @@ def frexp(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
     """``(significands, exponents)`` with ``arg == significand * 2**exponent``; both arrays
     have the argument's (float) dtype, as in PyCUDA."""
     x = _float_arg(arg, "frexp", stream)
-    significands = GPUArray(x.shape, x.dtype, x.allocator)
-    exponents = GPUArray(x.shape, x.dtype, x.allocator)
+    significands, exponents = new_like(arg, x.dtype), new_like(arg, x.dtype)
     launch("cumath", f"frexp_{kernel_suffix(x.dtype)}", [significands, exponents], [x], stream)
     return significands, exponents
 
@@ -118,7 +118,7 @@ def ldexp(significand: GPUArray, exponent: Any, stream: Any = None) -> GPUArray:
         e: Any = cast_to(exponent, x.dtype, stream)
     else:
         e = np.asarray(exponent, dtype=x.dtype).tobytes().ljust(16, b"\0")
-    result = GPUArray(x.shape, x.dtype, x.allocator)
+    result = new_like(significand, x.dtype)
     launch("cumath", f"ldexp_{kernel_suffix(x.dtype)}", [result], [x, e], stream)
     return result
 
@@ -126,7 +126,6 @@ def ldexp(significand: GPUArray, exponent: Any, stream: Any = None) -> GPUArray:
 def modf(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
     """``(fractional parts, integral parts)``, both with the argument's sign."""
     x = _float_arg(arg, "modf", stream)
-    fractional = GPUArray(x.shape, x.dtype, x.allocator)
-    integral = GPUArray(x.shape, x.dtype, x.allocator)
+    fractional, integral = new_like(arg, x.dtype), new_like(arg, x.dtype)
     launch("cumath", f"modf_{kernel_suffix(x.dtype)}", [fractional, integral], [x], stream)
     return fractional, integral

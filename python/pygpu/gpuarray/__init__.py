@@ -56,6 +56,17 @@ from pygpu.gpuarray._functions import (
     where,
 )
 from pygpu.gpuarray._interop import asarray, from_dlpack
+
+# PyCUDA's private names that libraries call (not in __all__; `as` re-exports them).
+from pygpu.gpuarray._pycuda_private import (
+    GPUArrayError,
+    _array_like_helper as _array_like_helper,
+    _compact_strides as _compact_strides,
+    _get_common_dtype as _get_common_dtype,
+    _splay_backend as _splay_backend,
+    splay,
+)
+from pygpu.gpuarray._transfer import memcpy_discontig as _memcpy_discontig  # noqa: F401
 from pygpu.gpuarray._reductions import (
     all,
     any,
@@ -73,6 +84,7 @@ from pygpu.gpuarray._reductions import (
 __all__ = [
     "DevicePointer",
     "GPUArray",
+    "GPUArrayError",
     "all",
     "any",
     "arange",
@@ -97,6 +109,7 @@ __all__ = [
     "ones",
     "ones_like",
     "reshape",
+    "splay",
     "stack",
     "subset_dot",
     "subset_max",

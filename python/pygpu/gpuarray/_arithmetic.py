@@ -57,11 +57,16 @@ def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
 
 
 def cast_to(a: GPUArray, dtype: np.dtype[Any], stream: Any = None) -> GPUArray:
-    """``a`` itself if it has ``dtype``, else a converted C-ordered copy (on the device)."""
+    """``a`` itself if it has ``dtype``, else a converted C-ordered copy (on the device): an
+    operand converted for a kernel."""
     if a.dtype == dtype:
         return a
-    out = _core.new_c(a.shape, dtype, a.allocator)
-    _elementwise.launch("cast", f"cast_{kernel_suffix(a.dtype)}_{kernel_suffix(dtype)}", [out], [a], stream)
+    return converted(a, _core.new_c(a.shape, dtype, a.allocator), stream)
+
+
+def converted(a: GPUArray, out: GPUArray, stream: Any = None) -> GPUArray:
+    """``out``, of ``a``'s shape and another dtype, filled with ``a``'s values converted."""
+    _elementwise.launch("cast", f"cast_{kernel_suffix(a.dtype)}_{kernel_suffix(out.dtype)}", [out], [a], stream)
     return out
 
 
@@ -82,11 +87,13 @@ def _shares_memory_differently(out: GPUArray, x: Any) -> bool:
 
 
 def _into(
-    out: GPUArray | None, result_dtype: np.dtype[Any], shape: tuple[int, ...], allocator: Any, what: str
+    out: GPUArray | None, result_dtype: np.dtype[Any], a: GPUArray, what: str
 ) -> tuple[GPUArray, GPUArray | None]:
-    """(array the kernel writes, array to cast it into afterwards or None)."""
+    """(array the kernel writes, array to cast it into afterwards or None) for a result of
+    ``a``'s shape."""
+    shape, allocator = a.shape, a.allocator
     if out is None:
-        return _core.new_c(shape, result_dtype, allocator), None
+        return _core.new_like(a, result_dtype), None
     if not isinstance(out, _core.GPUArray):
         raise TypeError(f"{what}: out must be a GPUArray, not {type(out).__name__}")
     if out.shape != shape:
@@ -133,7 +140,12 @@ def binary(
     in_x, in_y, result_dtype, name = plan
     if ufunc is np.power and in_x.kind in "iu" and not y_is_array and y < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
-    if out is None and (not x_is_array or x.dtype == in_x) and (not y_is_array or y.dtype == in_x):
+    if (
+        out is None
+        and a.__class__ is _core.GPUArray
+        and (not x_is_array or x.dtype == in_x)
+        and (not y_is_array or y.dtype == in_x)
+    ):
         fn = _elementwise.kernel(source, name)
         exact_y = y.__class__ is _core.GPUArray if y_is_array else not (ufunc is np.power and in_x.kind in "iu")
         if x.__class__ is _core.GPUArray and exact_y:
@@ -158,7 +170,7 @@ def binary(
     xs = (x if x.dtype == in_x else cast_to(x, in_x, stream)) if x_is_array else _elementwise.scalar_bytes(x, in_x)
     ys = (y if y.dtype == in_y else cast_to(y, in_y, stream)) if y_is_array else _elementwise.scalar_bytes(y, in_y)
     xs, ys = _broadcast(xs, a.shape), _broadcast(ys, a.shape)
-    dst, target = _into(out, result_dtype, a.shape, a.allocator, what)
+    dst, target = _into(out, result_dtype, a, what)
     if (x_is_array and _shares_memory_differently(dst, xs)) or (y_is_array and _shares_memory_differently(dst, ys)):
         dst, target = _core.new_c(a.shape, result_dtype, a.allocator), dst if target is None else target
     _elementwise.launch(source, name, [dst], [xs, ys], stream)
@@ -206,15 +218,14 @@ def unary(
         loop = _elementwise.loop_dtypes(ufunc, x)
         plan = _unary_plans[key] = (loop[0], loop[1], f"{kernel}_{kernel_suffix(loop[0])}")
     in_dtype, result_dtype, name = plan
-    if out is None and x.dtype == in_dtype:
+    if out is None and x.__class__ is _core.GPUArray and x.dtype == in_dtype:
         fn = _elementwise.kernel(source, name)
-        if x.__class__ is _core.GPUArray:
-            _fast_plans[ufunc, kernel, source, x.dtype] = (fn, result_dtype, in_dtype)
+        _fast_plans[ufunc, kernel, source, x.dtype] = (fn, result_dtype, in_dtype)
         result = _elementwise.contiguous(fn, result_dtype, x, (x,), stream)
         if result is not None:
             return result
     xs = cast_to(x, in_dtype, stream)
-    dst, target = _into(out, result_dtype, x.shape, x.allocator, ufunc.__name__)
+    dst, target = _into(out, result_dtype, x, ufunc.__name__)
     if _shares_memory_differently(dst, xs):
         dst, target = _core.new_c(x.shape, result_dtype, x.allocator), dst if target is None else target
     _elementwise.launch(source, name, [dst], [xs], stream)
@@ -234,7 +245,7 @@ def _axpbyz(selffac: Any, x: GPUArray, otherfac: Any, y: Any, out: GPUArray | No
         dtype = np.dtype(np.int8)
     xs = cast_to(x, dtype, stream)
     ys = _broadcast(_operand(y, dtype, stream), x.shape)
-    dst, target = _into(out, dtype, x.shape, x.allocator, what)
+    dst, target = _into(out, dtype, x, what)
     if _shares_memory_differently(dst, xs) or (y_is_array and _shares_memory_differently(dst, ys)):
         dst, target = _core.GPUArray(x.shape, dtype, x.allocator), dst if target is None else target
     # The kernel reads its factors from scalar slots 0 and 1 and a scalar y from slot 2.
@@ -418,12 +429,16 @@ class ArithmeticMixin(ArrayFields):
         view = self._view(self._offset + which * part.itemsize, self.shape, self.strides, part)
         flags = self.flags
         order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
-        return _core.copy_in_order(view, order)
+        if self.__class__ is _core.GPUArray:
+            return _core.copy_in_order(view, order)
+        result = self._new_like_me(part, order)
+        result.set(view, stream=None)
+        return result
 
     def reverse(self, stream: Any = None) -> GPUArray:
         """A copy with the elements in reverse order (1-d arrays, as PyCUDA)."""
         if len(self.shape) != 1:
             raise ValueError(f"reverse() takes a 1-d array, not one of shape {self.shape}")
-        result = _core.GPUArray(self.shape, self.dtype, self.allocator)
+        result = _core.new_like(cast("GPUArray", self), self.dtype)
         result.set(self[::-1], stream=stream)
         return result

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,17 @@ from pygpu.gpuarray._ordering import StreamOrder
 from pygpu.gpuarray._platform import platform
 from pygpu.gpuarray._transfer import TransferMixin, copy_into
 
-__all__ = ["DevicePointer", "GPUArray", "broadcast_to", "copy_in_order", "device_of", "make", "new_c"]
+__all__ = [
+    "DevicePointer",
+    "GPUArray",
+    "as_allocation",
+    "broadcast_to",
+    "copy_in_order",
+    "device_of",
+    "make",
+    "new_c",
+    "new_like",
+]
 
 _new = object.__new__
 
@@ -97,6 +106,35 @@ def new_c(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -
     return make(alloc, 0, shape, dtype, strides, size, None, allocator, StreamOrder(), False, c_flags(shape))
 
 
+def new_like(a: GPUArray, dtype: np.dtype[Any]) -> GPUArray:
+    """A new array of ``a``'s shape and ``dtype`` for the result of an operation on ``a``.
+
+    The subclass contract: a subclass of GPUArray gets its results from its own
+    ``_new_like_me(dtype)``, as PyCUDA's operations do, so ``a + b`` of a subclass is of the
+    subclass; a plain GPUArray gets a new C-ordered array without that call.
+    """
+    if a.__class__ is GPUArray:
+        return new_c(a.shape, dtype, a.allocator)
+    result = a._new_like_me(dtype)
+    if not isinstance(result, GPUArray) or result.shape != a.shape or result.dtype != dtype:
+        raise TypeError(
+            f"{type(a).__name__}._new_like_me({dtype}) must return a GPUArray of shape {a.shape} and dtype "
+            f"{dtype}, not {type(result).__name__}"
+            + (f" of shape {result.shape} and dtype {result.dtype}" if isinstance(result, GPUArray) else "")
+        )
+    return result
+
+
+def as_allocation(gpudata: Any) -> Any:
+    """What an array keeps as its memory, from what PyCUDA code passes as ``gpudata``: an
+    allocation, a DevicePointer or an imported tensor as it is; an address (an int, or an object
+    with ``__int__``, kept alive) as a DevicePointer on the current device."""
+    if isinstance(gpudata, (DeviceAllocation, DevicePointer, DLPackTensor)):
+        return gpudata
+    address = operator.index(gpudata) if isinstance(gpudata, (int, np.integer)) else gpudata
+    return DevicePointer(address, 0, gpudata, cudaGetDevice()[0])
+
+
 def make(
     alloc: Any,
     offset: int,
@@ -115,7 +153,9 @@ def make(
     a.shape = shape
     a.dtype = dtype
     a.strides = strides
-    a.size = size
+    a.size = a.mem_size = size
+    a.itemsize = itemsize = dtype.itemsize
+    a.nbytes = size * itemsize
     a.allocator = allocator
     a.base = base
     a._alloc = alloc
@@ -145,11 +185,19 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
         "allocator",
         "base",
         "dtype",
+        "itemsize",
+        "mem_size",
+        "nbytes",
         "shape",
         "size",
         "strides",
     )
     # The fields' types are declared once, in _fields.ArrayFields (which the mixins share).
+    # As in PyCUDA, shape, dtype, strides, size, mem_size, itemsize, nbytes, allocator, base and
+    # gpudata are plain attributes a subclass may set after GPUArray.__init__; pygpu's own code
+    # reads the memory from _alloc and _offset (which setting gpudata re-points) and counts bytes
+    # as size * dtype.itemsize, so an nbytes a subclass sets (reikna: its buffer's size) is
+    # reported, never used to size a copy.
 
     def __init__(
         self,
@@ -190,22 +238,17 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             alloc = (allocator or pool_alloc)(hi - lo)
             offset = -lo
         else:
-            alloc = gpudata
             if isinstance(gpudata, DeviceAllocation) and (lo < 0 or hi > gpudata.nbytes):
                 raise ValueError(
                     f"shape {dims} with strides {st} needs bytes [{lo}, {hi}) but gpudata holds {gpudata.nbytes}"
                 )
-            if not isinstance(gpudata, (DeviceAllocation, DevicePointer, DLPackTensor)):
-                alloc = DevicePointer(
-                    operator.index(gpudata) if isinstance(gpudata, (int, np.integer)) else gpudata,
-                    0,
-                    gpudata,
-                    cudaGetDevice()[0],
-                )
+            alloc = as_allocation(gpudata)
         self.shape = dims
         self.dtype = dt
         self.strides = st
-        self.size = size
+        self.size = self.mem_size = size
+        self.itemsize = itemsize
+        self.nbytes = size * itemsize
         self.allocator = allocator
         self.base = base
         self._alloc = alloc
@@ -227,22 +270,16 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             return a
         return DevicePointer(self._alloc, self._offset, self._alloc)
 
+    @gpudata.setter
+    def gpudata(self, value: Any) -> None:
+        # PyCUDA code re-points an array by assigning gpudata (an allocation or an address).
+        self._alloc = as_allocation(value)
+        self._offset = 0
+
     @property
     def ptr(self) -> int:
         """The device address of element 0."""
         return int(self._alloc) + self._offset
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    @property
-    def mem_size(self) -> int:
-        return self.size
 
     @property
     def ndim(self) -> int:
@@ -276,10 +313,8 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
-    def __iter__(self) -> Iterator[GPUArray]:
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
+    # No __iter__, as PyCUDA's GPUArray has none: `for row in a` goes through __getitem__, and
+    # a GPUArray is not a collections.abc.Iterable (libraries tell arrays from lists so).
 
     def _scalar(self) -> Any:
         if self.size != 1:
@@ -308,6 +343,16 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
         return str(self.get())
 
     # ---------------------------------------------------------------- views
+
+    def _new_like_me(self, dtype: Any = None, order: str = "C") -> GPUArray:
+        """A new array like this one for an operation's result, of ``dtype`` (default: this
+        array's): ``type(self)(shape, dtype, allocator=..., strides=..., order=...)``, keeping the
+        strides of a contiguous array when the dtype is the same, as PyCUDA's does. A subclass
+        whose constructor takes other arguments overrides it; every operation on a subclass
+        (operators, comparisons, ``astype``, ``cumath``) makes its result here."""
+        dt = self.dtype if dtype is None else np.dtype(dtype)
+        strides = self.strides if dt == self.dtype and self.flags.forc else None
+        return self.__class__(self.shape, dt, allocator=self.allocator, strides=strides, order=order)
 
     def _view(
         self, offset: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype | None = None

@@ -30,7 +30,7 @@ from pygpu.gpuarray._layout import extent, is_dense, offsets, trailing_block
 if TYPE_CHECKING:
     from pygpu.gpuarray._core import GPUArray
 
-__all__ = ["TransferMixin", "copy_into", "fill_bytes", "host_buffer"]
+__all__ = ["TransferMixin", "copy_into", "fill_bytes", "host_buffer", "memcpy_discontig"]
 
 _UINT8 = np.dtype(np.uint8)
 #: Runs of a non-contiguous copy done as separate device copies; beyond it, one copy kernel.
@@ -236,7 +236,7 @@ class TransferMixin(ArrayFields):
         elif is_dense(shape, strides, itemsize) and _memset_width(pattern) is not None:
             self._order.before(stream)
             lo, _ = extent(shape, strides, itemsize)
-            fill_bytes(self.ptr + lo, self.nbytes, pattern, stream)
+            fill_bytes(self.ptr + lo, self.size * itemsize, pattern, stream)
             self._order.wrote(stream)
         elif not _aligned(me) or itemsize not in _COPY_WIDTHS:
             # Misaligned views (a reinterpreted byte offset) cannot take the kernel's loads; large
@@ -262,7 +262,8 @@ class TransferMixin(ArrayFields):
                 f"astype from {self.dtype} to {dt}: structs (pygpu.vec types) are copied, not converted; "
                 "convert on the host (ary.get().astype(...)) or write the conversion as an ElementwiseKernel"
             )
-        return _arithmetic.cast_to(cast("GPUArray", self), dt, stream)
+        me = cast("GPUArray", self)
+        return _arithmetic.converted(me, _core.new_like(me, dt), stream)
 
 
 def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
@@ -293,9 +294,9 @@ def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
             return
         src = _core.copy_in_order(src, "C")
         sptr = src.ptr
-        slo, shi = 0, src.nbytes
+        slo, shi = 0, src.size * itemsize
     if dst.strides == src.strides and is_dense(shape, dst.strides, itemsize):
-        memcpy_dtod(dptr + dlo, sptr + slo, dst.nbytes, stream)
+        memcpy_dtod(dptr + dlo, sptr + slo, dst.size * itemsize, stream)
     else:
         k = max(trailing_block(shape, dst.strides, itemsize), trailing_block(shape, src.strides, itemsize))
         outer = shape[:k]
@@ -313,6 +314,27 @@ def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
             dst.set(src.get(stream=stream), stream=stream)
             return
     dst._order.wrote(stream)
+
+
+def memcpy_discontig(dst: Any, src: Any, async_: bool = False, stream: Any = None) -> None:
+    """``dst[...] = src`` for any layouts, each a GPUArray or a host numpy array (PyCUDA's
+    private ``gpuarray._memcpy_discontig``, which libraries call): same shape and dtype. With
+    ``async_`` the copy is ordered on ``stream`` and may still run when this returns (a host
+    array must then be page-locked to be copied asynchronously, as in CUDA)."""
+    if dst.shape != src.shape:
+        raise ValueError(f"cannot copy an array of shape {src.shape} into one of shape {dst.shape}")
+    if dst.dtype != src.dtype:
+        raise ValueError(f"cannot copy an array of dtype {src.dtype} into one of dtype {dst.dtype}")
+    stream = stream if async_ else None
+    dst_device, src_device = isinstance(dst, _core.GPUArray), isinstance(src, _core.GPUArray)
+    if dst_device and src_device:
+        copy_into(dst, src, stream)
+    elif dst_device:
+        dst.set(src, async_=async_, stream=stream)
+    elif src_device:
+        src.get(ary=dst, async_=async_, stream=stream)
+    else:
+        np.copyto(dst, src)
 
 
 def _aligned(a: GPUArray) -> bool:
