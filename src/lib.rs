@@ -32,8 +32,6 @@ mod _pygpu {
         cuda_stream_wait_event, CudaEvent,
     };
     #[pymodule_export]
-    use crate::python::kernel_args::ArgumentHandler;
-    #[pymodule_export]
     use crate::python::memory::{is_device_memory, AllocationExport};
     #[pymodule_export]
     use crate::python::memory::{

@@ -202,7 +202,8 @@ LOW_LEVEL = [
     pygpu.cudaEventElapsedTime,
     pygpu.Module,
     pygpu.load_kernels,
-    pygpu.ArgumentHandler,
+    pygpu.driver.ArgumentHandler,
+    pygpu.driver.In,
     pygpu.cudaError,
 ]
 

@@ -7,6 +7,7 @@ import inspect
 import sys
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -151,25 +152,58 @@ def test_cuda_array_interface_argument(testing: pygpu.Module) -> None:
 
 
 def test_in_out_inout(testing: pygpu.Module) -> None:
+    import pygpu.driver as drv
+
     out = np.zeros(16, np.int32)
-    testing.get_function("fill_i32")(pygpu.ArgumentHandler(out, "out"), np.int32(16), np.int32(4), block=16)
+    testing.get_function("fill_i32")(drv.Out(out), np.int32(16), np.int32(4), block=16)
     assert (out == 4).all()
     y = np.ones(16, np.float32)
     x = np.arange(16, dtype=np.float32)
-    testing.get_function("axpy_f32")(
-        pygpu.ArgumentHandler(y, "inout"), pygpu.ArgumentHandler(x, "in"), np.float32(2), np.int32(16), block=16
-    )
+    testing.get_function("axpy_f32")(drv.InOut(y), drv.In(x), np.float32(2), np.int32(16), block=16)
     np.testing.assert_array_equal(y, 2 * x + 1)
     np.testing.assert_array_equal(x, np.arange(16))
-    import pygpu.driver as drv
-
     z = np.zeros(8, np.int32)
-    testing.get_function("fill_i32")(drv.Out(z), np.int32(8), np.int32(6), block=8)
+    stream = drv.Stream()
+    testing.get_function("fill_i32")(drv.Out(z), np.int32(8), np.int32(6), block=8, stream=stream)
     assert (z == 6).all()
     with pytest.raises(ValueError, match="C-contiguous"):
-        pygpu.ArgumentHandler(np.zeros(8)[::2], "in")
-    with pytest.raises(ValueError, match="direction"):
-        pygpu.ArgumentHandler(out, "sideways")
+        drv.In(np.zeros(8)[::2])
+    read_only = np.zeros(8)
+    read_only.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        drv.Out(read_only)
+
+
+def test_argument_handler_protocol_of_a_client_subclass(testing: pygpu.Module) -> None:
+    """A library's own ArgumentHandler (reikna's Buffer): its own __init__, get_device_alloc only;
+    the launch passes its memory and calls pre_call/post_call around the kernel."""
+    import pygpu.driver as drv
+
+    calls = []
+
+    class Buffer(drv.ArgumentHandler):
+        def __init__(self, size: int) -> None:
+            self._buffer = drv.mem_alloc(size)
+
+        def get_device_alloc(self) -> Any:
+            return self._buffer
+
+        def pre_call(self, stream: Any) -> None:
+            calls.append(("pre", stream))
+
+    class Plain(drv.ArgumentHandler):
+        def __init__(self, size: int) -> None:
+            self._buffer = drv.mem_alloc(size)
+
+        def get_device_alloc(self) -> Any:
+            return self._buffer
+
+    buf, plain = Buffer(16 * 4), Plain(16 * 4)
+    testing.get_function("fill_i32")(buf, np.int32(16), np.int32(9), block=16)
+    testing.get_function("fill_i32")(plain, np.int32(16), np.int32(5), block=16)
+    assert calls == [("pre", None)]
+    assert (drv.from_device(buf.get_device_alloc(), 16, np.int32) == 9).all()
+    assert (drv.from_device(plain.get_device_alloc(), 16, np.int32) == 5).all()
 
 
 def test_python_scalars_need_a_type(testing: pygpu.Module) -> None:

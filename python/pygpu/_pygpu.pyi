@@ -519,7 +519,7 @@ class Function:
     """A kernel, launched PyCUDA's way: ``f(*args, block=(x, y, z), grid=(x, y), stream=None, shared=0)``.
 
     Device arrays and allocations pass their pointer, numpy scalars their value,
-    ArgumentHandler (In/Out/InOut) stages host arrays through device memory."""
+    driver.In/Out/InOut (PyCUDA's ArgumentHandler protocol) stand for their device memory."""
     def __call__(
         self,
         *args: Any,
@@ -572,15 +572,6 @@ class Function:
     def max_threads_per_block(self) -> int: ...
     def max_potential_block_size(self, dynamic_shared_bytes: int = 0, block_size_limit: int = 0) -> tuple[int, int]:
         """(minimum grid size, block size) that maximise occupancy."""
-
-@disjoint_base
-class ArgumentHandler:
-    """A host array staged through device memory for one launch; direction "in", "out" or "inout"."""
-    def __new__(cls, array: Buffer | npt.NDArray[Any], direction: str) -> Self: ...
-    @property
-    def array(self) -> Any: ...
-    @property
-    def direction(self) -> str: ...
 
 @final
 class Graph:

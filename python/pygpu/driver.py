@@ -49,7 +49,6 @@ from pygpu._pinned import (
     pagelocked_zeros_like,
 )
 from pygpu._pygpu import (
-    ArgumentHandler,
     CudaError,
     CudaMemoryError,
     DeviceAllocation,
@@ -93,6 +92,7 @@ from pygpu._texrefs import (
 )
 
 __all__ = [
+    "ArgumentHandler",
     "Array",
     "ArrayDescriptor",
     "ArrayDescriptor3D",
@@ -406,25 +406,77 @@ def memset_d2d32_async(dest: Any, pitch: int, value: int, width: int, height: in
 # ------------------------------------------------------------------------ kernel arguments
 
 
+class ArgumentHandler:
+    """A kernel argument that stands for host memory (PyCUDA's protocol, which ``In``, ``Out``
+    and ``InOut`` follow and libraries extend).
+
+    A launch passes ``int(get_device_alloc())`` for it, calls ``pre_call(stream)`` before the
+    kernel starts and ``post_call(stream)`` after it was launched (``stream``: the launch's, or
+    None). A subclass may set its own state in ``__init__`` without calling this one, as long as
+    ``get_device_alloc`` works.
+    """
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+        self.dev_alloc: DeviceAllocation | None = None
+
+    def get_device_alloc(self) -> Any:
+        """The device memory the kernel gets (allocated on first use, ``array.nbytes`` bytes)."""
+        if self.dev_alloc is None:
+            self.dev_alloc = mem_alloc_like(self.array)
+        return self.dev_alloc
+
+    def pre_call(self, stream: Any) -> None:
+        """Runs before the launch."""
+
+    def post_call(self, stream: Any) -> None:
+        """Runs once the kernel is launched on ``stream``."""
+
+
+def _host_buffer(array: Any, writable: bool) -> Any:
+    """``array`` once checked to be a C-contiguous host buffer (writable for ``Out``)."""
+    try:
+        view = memoryview(array)
+    except TypeError as e:
+        raise TypeError(f"In/Out/InOut take a host array (a buffer such as numpy's), not {type(array).__name__}") from e
+    if not view.c_contiguous:
+        raise ValueError("In/Out/InOut take a C-contiguous host array: pass numpy.ascontiguousarray(a)")
+    if writable and view.readonly:
+        raise ValueError("Out/InOut write the kernel's results into the array, and this one is read-only")
+    return array
+
+
 class In(ArgumentHandler):
     """A host array copied to the device before the launch."""
 
-    def __new__(cls, array: Any) -> In:
-        return super().__new__(cls, array, "in")
+    def __init__(self, array: Any) -> None:
+        super().__init__(_host_buffer(array, writable=False))
+
+    def pre_call(self, stream: Any) -> None:
+        """Copies the array to the device (in order before the launch on ``stream``)."""
+        if memoryview(self.array).nbytes:
+            memcpy_htod(self.get_device_alloc(), self.array, stream)
 
 
 class Out(ArgumentHandler):
     """A host array filled from the device after the launch."""
 
-    def __new__(cls, array: Any) -> Out:
-        return super().__new__(cls, array, "out")
+    def __init__(self, array: Any) -> None:
+        super().__init__(_host_buffer(array, writable=True))
+
+    def post_call(self, stream: Any) -> None:
+        """Waits for the launch and copies the device memory back into the array."""
+        if memoryview(self.array).nbytes:
+            if stream is not None:
+                stream.synchronize()
+            memcpy_dtoh(self.array, self.get_device_alloc())
 
 
-class InOut(ArgumentHandler):
+class InOut(In, Out):
     """A host array copied in before and back after the launch."""
 
-    def __new__(cls, array: Any) -> InOut:
-        return super().__new__(cls, array, "inout")
+    def __init__(self, array: Any) -> None:
+        ArgumentHandler.__init__(self, _host_buffer(array, writable=True))
 
 
 # ------------------------------------------------------------------------ PyCUDA's other names

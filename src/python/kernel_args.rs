@@ -1,12 +1,13 @@
 //! Kernel arguments from Python: the values of a prepared call (types declared once, see
-//! `kernel_signature`), and the any-object packing of a plain call, where `In`/`Out`/`InOut`
-//! (`ArgumentHandler`) stage host arrays through device memory.
+//! `kernel_signature`), and the any-object packing of a plain call, where objects of PyCUDA's
+//! `ArgumentHandler` protocol (`driver.In`/`Out`/`InOut`) stand for their device memory.
 //!
 //! Launch-bound programs spend most of a launch here, so the common arguments are read
 //! directly: a GPUArray by its allocation and offset, a numpy scalar by a type lookup and its
 //! value (not through the buffer protocol, which builds an array per scalar).
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use numpy::{PyUntypedArrayMethods, PyArrayDescrMethods};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
@@ -14,8 +15,7 @@ use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
 use super::buffer::HostView;
 use super::kernel_signature::ParamKind;
 use super::memory::{gpuarray_type, DeviceAllocation};
-use crate::runtime::memory::DeviceBuffer;
-use crate::runtime::{backend, KernelArgs, StreamHandle};
+use crate::runtime::KernelArgs;
 
 static NUMPY_GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -123,60 +123,14 @@ fn gpuarray_ptr(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     Ok(Some(base.wrapping_add_signed(offset)))
 }
 
-/// Host arrays staged through device memory for one launch (PyCUDA's In/Out/InOut).
-#[pyclass(module = "pygpu", frozen, subclass)]
-pub struct ArgumentHandler {
-    #[pyo3(get)]
-    array: Py<PyAny>,
-    copy_in: bool,
-    copy_out: bool,
-}
-
-#[pymethods]
-impl ArgumentHandler {
-    #[getter]
-    fn direction(&self) -> &'static str {
-        match (self.copy_in, self.copy_out) {
-            (true, false) => "in",
-            (false, true) => "out",
-            _ => "inout",
-        }
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let shape =
-            slf.get().array.bind(slf.py()).getattr("shape").map(|s| s.to_string()).unwrap_or_else(|_| "?".into());
-        Ok(format!("{}(array of shape {shape})", slf.get_type().name()?))
-    }
-
-    /// direction: "in", "out" or "inout".
-    #[new]
-    fn new(array: &Bound<'_, PyAny>, direction: &str) -> PyResult<Self> {
-        let (copy_in, copy_out) = match direction {
-            "in" => (true, false),
-            "out" => (false, true),
-            "inout" => (true, true),
-            other => {
-                return Err(PyValueError::new_err(format!("direction must be 'in', 'out' or 'inout', not {other:?}")))
-            }
-        };
-        HostView::get(array, copy_out)?;
-        Ok(ArgumentHandler { array: array.clone().unbind(), copy_in, copy_out })
-    }
-}
-
-/// Device staging for one In/Out/InOut argument.
-pub(super) struct Staged {
-    buffer: DeviceBuffer,
-    host: Py<PyAny>,
-    copy_out: bool,
-}
-
 /// Packs one argument of an unprepared call.
-pub(super) fn pack_any(
+/// An object of PyCUDA's `ArgumentHandler` protocol (`driver.In`/`Out`/`InOut`, or a client's
+/// own subclass) goes in as the address `get_device_alloc()` gives and is added to `handlers`,
+/// whose `pre_call`/`post_call` the launch calls around it (`call_handlers`).
+pub(super) fn pack_any<'py>(
     args: &mut KernelArgs,
-    staged: &mut Vec<Staged>,
-    obj: &Bound<'_, PyAny>,
+    handlers: &mut Vec<Bound<'py, PyAny>>,
+    obj: &Bound<'py, PyAny>,
     index: usize,
 ) -> PyResult<()> {
     let py = obj.py();
@@ -194,7 +148,7 @@ pub(super) fn pack_any(
     if let Some(kind) = numpy_subclass_kind(obj)? {
         return pack_prepared(args, kind, obj, index);
     }
-    if obj.is_instance(numpy_generic(py)?)? {
+    if obj.is_instance(numpy_generic(py)?)? || by_value_ndarray(obj)? {
         return Ok(args.push_bytes(HostView::get(obj, false)?.bytes())?);
     }
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
@@ -204,10 +158,38 @@ pub(super) fn pack_any(
             obj.get_type().name()?
         )));
     }
-    if let Ok(h) = obj.cast::<ArgumentHandler>() {
-        return stage(args, staged, h.get());
+    if !obj.is_instance_of::<PyInt>() {
+        if let Some(get) = obj.getattr_opt(pyo3::intern!(py, "get_device_alloc"))? {
+            args.push(pointer_of(&get.call0()?, index)?)?;
+            handlers.push(obj.clone());
+            return Ok(());
+        }
     }
     Ok(args.push(pointer_of(obj, index)?)?)
+}
+
+/// Calls `method` ("pre_call" or "post_call") with the launch's stream (None for the default
+/// stream) on each handler that has it, in argument order, as PyCUDA does around a launch.
+pub(super) fn call_handlers(
+    handlers: &[Bound<'_, PyAny>],
+    method: &Bound<'_, pyo3::types::PyString>,
+    stream: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    for h in handlers {
+        if let Some(call) = h.getattr_opt(method)? {
+            call.call1((stream,))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `obj` is a host numpy array that a launch passes by value, as PyCUDA passes every
+/// ndarray: a 0-d or one-element array (a scalar kept as an array) or a structured one (a
+/// struct). A larger host array is refused by `pointer_of`, which names what to pass instead:
+/// sending its bytes would hide a forgotten `to_gpu`.
+fn by_value_ndarray(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(array) = obj.cast::<numpy::PyUntypedArray>() else { return Ok(false) };
+    Ok(array.ndim() == 0 || array.len() == 1 || array.dtype().has_fields())
 }
 
 /// The device address an array-like or pointer-like argument stands for.
@@ -230,6 +212,15 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
             return Ok(p);
         }
     }
+    // PyCUDA takes any object with a gpudata attribute (an allocation or an address) as its array.
+    if let Some(gpudata) = obj.getattr_opt(pyo3::intern!(obj.py(), "gpudata"))? {
+        if let Ok(a) = gpudata.cast::<DeviceAllocation>() {
+            return a.get().live_ptr();
+        }
+        if let Ok(p) = gpudata.call_method0(pyo3::intern!(obj.py(), "__int__")).and_then(|v| v.extract::<u64>()) {
+            return Ok(p);
+        }
+    }
     if let Some(cai) = obj.getattr_opt(pyo3::intern!(obj.py(), "__cuda_array_interface__"))? {
         let data = cai.get_item("data")?;
         return data.get_item(0)?.extract::<u64>();
@@ -241,6 +232,13 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
 }
 
 fn not_a_pointer(obj: &Bound<'_, PyAny>, index: usize) -> PyErr {
+    if let Ok(array) = obj.cast::<numpy::PyUntypedArray>() {
+        return PyTypeError::new_err(format!(
+            "argument {index} is a host numpy array of shape {:?}: a kernel reads device memory, so copy it there \
+             first (gpuarray.to_gpu(a)) or pass driver.In(a), driver.Out(a) or driver.InOut(a)",
+            array.shape()
+        ));
+    }
     PyTypeError::new_err(format!(
         "argument {index} ({}) is not a device pointer, an array with __cuda_array_interface__, or a numpy scalar",
         obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
@@ -254,36 +252,6 @@ fn device_object_pointer(obj: &Bound<'_, PyAny>, index: usize) -> Option<PyResul
         || obj.hasattr(pyo3::intern!(py, "ptr")).unwrap_or(false)
         || obj.hasattr(pyo3::intern!(py, "__cuda_array_interface__")).unwrap_or(false);
     is_array.then(|| pointer_of(obj, index))
-}
-
-fn stage(args: &mut KernelArgs, staged: &mut Vec<Staged>, h: &ArgumentHandler) -> PyResult<()> {
-    Python::attach(|py| {
-        let buffer = HostView::get(h.array.bind(py), h.copy_out)?;
-        let device = DeviceBuffer::new(buffer.len())?;
-        if h.copy_in {
-            // SAFETY: the view is readable for len() bytes while it lives; synchronous copy.
-            unsafe { device.backend().memcpy_htod(device.ptr(), buffer.ptr(), buffer.len(), None) }?;
-        }
-        args.push(device.ptr())?;
-        staged.push(Staged { buffer: device, host: h.array.clone_ref(py), copy_out: h.copy_out });
-        Ok(())
-    })
-}
-
-/// Copies Out/InOut arguments back once the launch has finished.
-pub(super) fn unstage(py: Python<'_>, staged: Vec<Staged>, stream: StreamHandle) -> PyResult<()> {
-    if staged.is_empty() {
-        return Ok(());
-    }
-    let b = backend()?;
-    py.detach(|| b.stream_synchronize(stream))?;
-    for s in staged.into_iter().filter(|s| s.copy_out) {
-        let buffer = HostView::get(s.host.bind(py), true)?;
-        let bytes = buffer.len().min(s.buffer.bytes());
-        // SAFETY: the writable view holds len() bytes; the copy is synchronous.
-        unsafe { b.memcpy_dtoh(buffer.ptr(), s.buffer.ptr(), bytes, None) }?;
-    }
-    Ok(())
 }
 
 pub(super) fn pack_prepared(

@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 
-use super::kernel_args::{dims, pack_any, pack_prepared, unstage};
+use super::kernel_args::{call_handlers, dims, pack_any, pack_prepared};
 use super::kernel_signature::{check_structs, parse_signature, ParamKind};
 use super::releasable::Releasable;
 use super::stream::{launch_stream, CudaStream};
@@ -290,7 +290,7 @@ impl Function {
 impl Function {
     /// Launches with PyCUDA's convention: `f(*args, block=(x, y, z), grid=(x, y), stream=None, shared=0)`.
     /// Arguments: device arrays and allocations pass their pointer, numpy scalars their value,
-    /// In/Out/InOut stage host arrays through device memory.
+    /// In/Out/InOut (PyCUDA's `ArgumentHandler` protocol) the device memory they stage through.
     #[pyo3(signature = (*args, block, grid = None, stream = None, shared = 0, texrefs = None))]
     #[allow(clippy::too_many_arguments)]
     fn __call__(
@@ -305,15 +305,17 @@ impl Function {
     ) -> PyResult<()> {
         no_texrefs(texrefs, "Function.__call__(texrefs=...)")?;
         let mut packed = KernelArgs::new();
-        let mut staged = Vec::new();
-        for (i, arg) in args.iter_borrowed().enumerate() {
-            pack_any(&mut packed, &mut staged, &arg, i)?;
+        let mut handlers = Vec::new();
+        for (i, arg) in args.iter().enumerate() {
+            pack_any(&mut packed, &mut handlers, &arg, i)?;
         }
         let one = pyo3::types::PyInt::new(py, 1);
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
+        let stream_arg = stream.map_or_else(|| py.None().into_bound(py), |s| s.clone().into_any());
+        call_handlers(&handlers, pyo3::intern!(py, "pre_call"), &stream_arg)?;
         let stream = launch_stream(stream)?;
         self.launch(py, &config, stream.as_deref(), &packed)?;
-        unstage(py, staged, stream.map_or(StreamHandle::DEFAULT, |s| s.handle()))
+        call_handlers(&handlers, pyo3::intern!(py, "post_call"), &stream_arg)
     }
 
     /// Declares the parameter types (struct characters such as "PiPd", "12s" for a 12-byte
