@@ -32,7 +32,6 @@ from pygpu._pygpu import (
     MemoryPool,
     InvalidDeviceError,
     InvalidHandleError,
-    ArgumentHandler,
     Function,
     Graph,
     GraphExec,
@@ -108,11 +107,11 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "pygpu._multi_device": ("Device", "memcpy_peer", "memcpy_peer_async"),
     "pygpu._pinned": ("pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"),
     "pygpu.gpuarray": (
-        "DevicePointer", "GPUArray", "all", "any", "arange", "asarray", "concatenate", "dot", "empty", "empty_like",
-        "from_dlpack", "hstack", "if_positive", "logical_and", "logical_not", "logical_or", "max", "maximum", "min",
-        "minimum", "multi_put", "multi_take", "multi_take_put", "ones", "ones_like", "reshape", "stack", "subset_dot",
-        "subset_max", "subset_min", "subset_sum", "sum", "take", "to_gpu", "to_gpu_async", "transpose", "vdot",
-        "vstack", "where", "zeros", "zeros_like",
+        "DevicePointer", "GPUArray", "GPUArrayError", "all", "any", "arange", "asarray", "concatenate", "dot", "empty",
+        "empty_like", "from_dlpack", "hstack", "if_positive", "logical_and", "logical_not", "logical_or", "max",
+        "maximum", "min", "minimum", "multi_put", "multi_take", "multi_take_put", "ones", "ones_like", "reshape",
+        "splay", "stack", "subset_dot", "subset_max", "subset_min", "subset_sum", "sum", "take", "to_gpu",
+        "to_gpu_async", "transpose", "vdot", "vstack", "where", "zeros", "zeros_like",
     ),
 }  # fmt: skip
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
@@ -155,7 +154,16 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
+#: PyCUDA's version names (``pycuda.VERSION``, ...), answering with the PyCUDA release whose API
+#: pygpu follows (``pygpu.pycuda_alias.PYCUDA_VERSION``): code that prints or compares them runs.
+VERSION = (2026, 1)
+VERSION_STATUS = ""
+VERSION_TEXT = ".".join(str(part) for part in VERSION) + VERSION_STATUS
+
 __all__ = [
+    "VERSION",
+    "VERSION_STATUS",
+    "VERSION_TEXT",
     "BackendUnavailableError",
     "CudaError",
     "CudaMemoryError",
@@ -174,7 +182,6 @@ __all__ = [
     "MemoryPool",
     "InvalidDeviceError",
     "InvalidHandleError",
-    "ArgumentHandler",
     "Function",
     "Graph",
     "GraphExec",
