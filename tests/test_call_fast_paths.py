@@ -11,7 +11,7 @@ import pygpu
 import pytest
 from pygpu import cumath, gpuarray
 from pygpu.elementwise import ElementwiseKernel
-from pygpu.gpuarray import _elementwise
+from pygpu.gpuarray import _arithmetic, _elementwise
 
 SLOT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"]
 
@@ -56,6 +56,18 @@ def test_contiguous_operations_take_one_launch(dtype: str, monkeypatch: pytest.M
     if dtype.startswith("float"):
         np.testing.assert_allclose(cumath.exp(a).get(), np.exp(x), rtol=1e-6)
         np.testing.assert_allclose((a / 2.5).get(), x / 2.5, rtol=1e-6)
+
+
+def test_reflected_commutative_operators_take_the_array_first_plan() -> None:
+    """`2 * a` and `2.5 + a` reach the plan `a * 2` cached: no new plan is made for them."""
+    a = gpuarray.to_gpu(np.arange(6, dtype=np.float32))
+    np.testing.assert_array_equal((a * 2).get(), np.arange(6) * 2)
+    np.testing.assert_array_equal((a + 2.5).get(), np.arange(6) + 2.5)
+    plans = dict(_arithmetic._fast_plans)
+    r, s = 2 * a, 2.5 + a
+    assert r.dtype == s.dtype == np.float32 and _arithmetic._fast_plans == plans
+    np.testing.assert_array_equal(r.get(), 2 * np.arange(6, dtype=np.float32))
+    np.testing.assert_array_equal(s.get(), 2.5 + np.arange(6, dtype=np.float32))
 
 
 def test_other_layouts_and_casts_take_the_general_path() -> None:

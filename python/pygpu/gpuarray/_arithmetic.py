@@ -269,8 +269,10 @@ class ArithmeticMixin(ArrayFields):
     def __add__(self, other: Any) -> GPUArray:
         return binary(np.add, "add", self, other)
 
+    # Reflected operators of commutative operations swap their operands, so that `2 * x` takes
+    # the array-first path (and its cached plan) as `x * 2` does: same dtypes, same values.
     def __radd__(self, other: Any) -> GPUArray:
-        return binary(np.add, "add", other, self)
+        return binary(np.add, "add", self, other)
 
     def __iadd__(self, other: Any) -> GPUArray:
         return binary(np.add, "add", self, other, out=cast("GPUArray", self))
@@ -288,7 +290,7 @@ class ArithmeticMixin(ArrayFields):
         return binary(np.multiply, "mul", self, other)
 
     def __rmul__(self, other: Any) -> GPUArray:
-        return binary(np.multiply, "mul", other, self)
+        return binary(np.multiply, "mul", self, other)
 
     def __imul__(self, other: Any) -> GPUArray:
         return binary(np.multiply, "mul", self, other, out=cast("GPUArray", self))
