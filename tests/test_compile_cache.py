@@ -27,14 +27,17 @@ KERNEL = "__global__ void fill(int* x) { x[threadIdx.x] = VALUE; }"
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private cache folder, an empty memo, and a C++ compiler that logs each run to runs.log."""
+    """A private cache folder, an empty memo, and a C++ compiler that logs each compile to runs.log
+    (a build is one compile; the preprocessor run that finds its kernels, -E, is not counted)."""
     folder = tmp_path / "cache"
     monkeypatch.setenv("PYGPU_CACHE_DIR", str(folder))
     monkeypatch.delenv("PYGPU_CACHE_MAX_BYTES", raising=False)
     monkeypatch.setattr(compiler, "_memo", {})
     real = _host_compiler.find_cxx()
     wrapper = tmp_path / "cxx-wrapper"
-    wrapper.write_text(f'#!/bin/sh\necho run >> "{tmp_path}/runs.log"\nexec "{real}" "$@"\n')
+    wrapper.write_text(
+        f'#!/bin/sh\ncase " $* " in *" -E "*) ;; *) echo run >> "{tmp_path}/runs.log" ;; esac\nexec "{real}" "$@"\n'
+    )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("CXX", str(wrapper))
     yield folder

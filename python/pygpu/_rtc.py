@@ -249,11 +249,17 @@ def nvrtc_options(options: list[str]) -> tuple[list[str], str | None]:
             continue  # pygpu passes the architecture itself
         if option == "-use_fast_math":
             option = "--use_fast_math"
-        if option in ("-I", "-D", "-U", "-include", "-Xptxas"):
+        if option in ("-I", "-D", "-U", "-include", "-Xptxas", "-std", "--std"):
             value = next(it, None)
             if value is None:
                 raise ValueError(f"option {option!r} needs a value")
-            joined = {"-Xptxas": "--ptxas-options=", "-include": "--pre-include="}.get(option, option)
+            # nvcc takes `-std c++14`; NVRTC only `-std=c++14`.
+            joined = {
+                "-Xptxas": "--ptxas-options=",
+                "-include": "--pre-include=",
+                "-std": "-std=",
+                "--std": "-std=",
+            }.get(option, option)
             option = f"{joined}{value}"
         out.append(option)
     return out, arch

@@ -50,6 +50,7 @@ __device__ inline unsigned int __activemask() { return static_cast<unsigned int>
 // extern "C": the module loaders look kernels up by their plain name (cuModuleGetFunction).
 #define PYGPU_KERNEL extern "C" __global__
 #define PYGPU_EXPORT(K)
+#define PYGPU_EXPORT_AS(NAME, K)
 // Namespace-scope variables are not mangled, so cuModuleGetGlobal(name) finds them as they are.
 #define PYGPU_GLOBAL(T, G) __device__ T G
 #define PYGPU_CONSTANT(T, G) __constant__ T G
@@ -57,20 +58,27 @@ __device__ inline unsigned int __activemask() { return static_cast<unsigned int>
 #define PYGPU_DYNAMIC_SHARED(T, NAME) extern __shared__ T NAME[]
 #define PYGPU_EXPORT_GLOBAL(G)
 
-#else  // host build: a C++17 shared library whose blocks run their threads as fibers.
+#else  // host build: a shared library whose blocks run their threads as fibers.
 // Built with -fno-exceptions, as device code has none, so nothing can unwind into the C caller;
-// it needs no libstdc++ (only libc and libm).
+// it needs no libstdc++ (only libc and libm). Valid C++11 and later: user sources ask for their
+// own -std (as nvcc's -std=c++11), and the header must not make an older one fail.
 
 #include <math.h>  // libstdc++'s math.h: the float overloads (sqrt(float), ...) in the global namespace
 #include <stdio.h>  // device printf
 #include <cstddef>
-#include <utility>  // std::index_sequence
 
 // A shared library is built from one kernel source, or linked from several (DynamicModule): the
 // library-wide definitions below are inline, so that each is made once per library. Everything
 // is hidden (-fvisibility=hidden) except what carries PYGPU_API.
 #define PYGPU_VISIBLE __attribute__((visibility("default")))
 #define PYGPU_API extern "C" PYGPU_VISIBLE
+// One definition per library however many objects define it: C++17's inline variable; before
+// C++17 a weak definition, which the static linker merges the same way.
+#if __cplusplus >= 201703L
+#define PYGPU_INLINE_VARIABLE inline
+#else
+#define PYGPU_INLINE_VARIABLE __attribute__((weak))
+#endif
 
 // A kernel is an ordinary function, called once per GPU thread.
 #define PYGPU_KERNEL
@@ -106,9 +114,9 @@ using pygpu_host::threadIdx;
 namespace pygpu_host { constexpr unsigned int kMaxKernels = 1024; }
 extern "C" {
 // `used`: an inline variable is otherwise only emitted where code refers to it.
-PYGPU_VISIBLE __attribute__((used)) inline extern const unsigned int pygpu_host_abi_version = 2;
-PYGPU_VISIBLE __attribute__((used)) inline unsigned int pygpu_kernel_count = 0;
-PYGPU_VISIBLE __attribute__((used)) inline const char* pygpu_kernel_names[pygpu_host::kMaxKernels + 1] = {};
+PYGPU_VISIBLE __attribute__((used)) PYGPU_INLINE_VARIABLE extern const unsigned int pygpu_host_abi_version = 2;
+PYGPU_VISIBLE __attribute__((used)) PYGPU_INLINE_VARIABLE unsigned int pygpu_kernel_count = 0;
+PYGPU_VISIBLE __attribute__((used)) PYGPU_INLINE_VARIABLE const char* pygpu_kernel_names[pygpu_host::kMaxKernels + 1] = {};
 }
 
 namespace pygpu_host {
@@ -119,10 +127,21 @@ template <typename... P>
 struct KernelArgs {
   void** args;
 };
-template <auto K, typename Seq, typename... P>
+// std::index_sequence is C++14.
+template <std::size_t... I>
+struct Indices {};
+template <std::size_t N, std::size_t... I>
+struct MakeIndices : MakeIndices<N - 1, N - 1, I...> {};
+template <std::size_t... I>
+struct MakeIndices<0, I...> {
+  typedef Indices<I...> type;
+};
+// The kernel is a template argument (F, K rather than C++17's `auto K`), so that it is inlined
+// into the thread loop.
+template <typename F, F K, typename Seq, typename... P>
 struct Caller;
-template <auto K, std::size_t... I, typename... P>
-struct Caller<K, std::index_sequence<I...>, P...> {
+template <typename F, F K, std::size_t... I, typename... P>
+struct Caller<F, K, Indices<I...>, P...> {
   static void call(void* p) {
     void** args = static_cast<KernelArgs<P...>*>(p)->args;
     // [=]: a kernel without parameters uses no capture, which clang would warn of for [args].
@@ -130,7 +149,7 @@ struct Caller<K, std::index_sequence<I...>, P...> {
   }
 };
 
-template <auto K, typename... P>
+template <typename F, F K, typename... P>
 int run_kernel(void (*)(P...), const LaunchDesc* launch, unsigned long long first, unsigned long long end,
                Worker* worker) {
   if (worker && sizeof...(P) > 0 && (!launch || !launch->args)) {
@@ -139,7 +158,8 @@ int run_kernel(void (*)(P...), const LaunchDesc* launch, unsigned long long firs
     return kInvalidValue;
   }
   KernelArgs<P...> args{launch ? launch->args : nullptr};
-  return run_blocks(launch, first, end, worker, &Caller<K, std::index_sequence_for<P...>, P...>::call, &args);
+  return run_blocks(launch, first, end, worker,
+                    &Caller<F, K, typename MakeIndices<sizeof...(P)>::type, P...>::call, &args);
 }
 
 // The sizes of a kernel's parameters, 0-terminated: the loader checks a launch's arguments
@@ -148,6 +168,11 @@ template <typename... P>
 struct ParamSizes {
   static constexpr std::size_t value[sizeof...(P) + 1] = {sizeof(P)..., 0};
 };
+#if __cplusplus < 201703L
+// Before C++17 a static constexpr member that is odr-used needs a definition outside its class.
+template <typename... P>
+constexpr std::size_t ParamSizes<P...>::value[sizeof...(P) + 1];
+#endif
 template <typename... P>
 constexpr const std::size_t* param_sizes(void (*)(P...)) {
   return ParamSizes<P...>::value;
@@ -164,14 +189,39 @@ struct Register {
 }  // namespace pygpu_host
 
 // __COUNTER__ grows with every export, so it bounds the number of kernels whatever else uses it.
-#define PYGPU_EXPORT(K)                                                                                  \
+#define PYGPU_EXPORT(K) PYGPU_EXPORT_AS(K, K)
+// Exports the kernel K (an expression naming one function: `ns::k`) under the plain name NAME.
+#define PYGPU_EXPORT_AS(NAME, K)                                                                         \
   static_assert(__COUNTER__ < pygpu_host::kMaxKernels, "too many kernels in one source");                \
-  PYGPU_API int pygpu_run_blocks_##K(const pygpu_host::LaunchDesc* launch, unsigned long long first,     \
-                                     unsigned long long end, pygpu_host::Worker* worker) {               \
-    return pygpu_host::run_kernel<&K>(&K, launch, first, end, worker);                                   \
+  PYGPU_API int pygpu_run_blocks_##NAME(const pygpu_host::LaunchDesc* launch, unsigned long long first,  \
+                                        unsigned long long end, pygpu_host::Worker* worker) {            \
+    return pygpu_host::run_kernel<decltype(&K), &K>(&K, launch, first, end, worker);                     \
   }                                                                                                      \
-  PYGPU_API const std::size_t* const pygpu_param_sizes_##K = pygpu_host::param_sizes(&K);                \
-  static const pygpu_host::Register pygpu_register_##K(#K);
+  PYGPU_API const std::size_t* const pygpu_param_sizes_##NAME = pygpu_host::param_sizes(&K);             \
+  static const pygpu_host::Register pygpu_register_##NAME(#NAME);
+
+// Exports a kernel of C++ linkage under its mangled name, as a GPU module has it (nvcc mangles as
+// the host compiler does, the Itanium C++ ABI). F is its pointer type (which picks one of
+// overloads), K names it, N tells the exports of one source apart. C++ cannot spell a mangled
+// name, so the assembler does: an asm operand `%c` prints the symbol of a function or variable,
+// and `.set` gives the entry point and the parameter sizes their pygpu_*_<mangled> names.
+#define PYGPU_EXPORT_MANGLED(N, F, K)                                                                   \
+  static_assert(__COUNTER__ < pygpu_host::kMaxKernels, "too many kernels in one source");                \
+  static int pygpu_run_blocks_mangled_##N(const pygpu_host::LaunchDesc* launch, unsigned long long first, \
+                                          unsigned long long end, pygpu_host::Worker* worker) {          \
+    return pygpu_host::run_kernel<F, &K>(static_cast<F>(&K), launch, first, end, worker);                 \
+  }                                                                                                      \
+  __attribute__((used)) static const std::size_t* const pygpu_param_sizes_mangled_##N =                  \
+      pygpu_host::param_sizes(static_cast<F>(&K));                                                       \
+  extern "C" __attribute__((visibility("hidden"))) const char pygpu_mangled_name_##N[];                  \
+  __attribute__((used)) static void pygpu_alias_mangled_##N() {                                          \
+    __asm__(".globl pygpu_run_blocks_%c0\n\t.set pygpu_run_blocks_%c0, %c1\n\t"                          \
+            ".globl pygpu_param_sizes_%c0\n\t.set pygpu_param_sizes_%c0, %c2\n\t"                         \
+            ".pushsection .rodata\npygpu_mangled_name_" #N ":\n\t.asciz \"%c0\"\n\t.popsection"         \
+            :                                                                                            \
+            : "i"(static_cast<F>(&K)), "i"(&pygpu_run_blocks_mangled_##N), "i"(&pygpu_param_sizes_mangled_##N)); \
+  }                                                                                                      \
+  static const pygpu_host::Register pygpu_register_mangled_##N(pygpu_mangled_name_##N);
 
 // The variable's own symbol is pygpu_global_G (an asm label), so dlsym gives its address as
 // cuModuleGetGlobal does; pygpu_global_size_G holds its size. Zero-initialised, as on a device.

@@ -196,10 +196,12 @@ struct Block {
   unsigned long long warp_slots[kMaxWarps][2][kWarpSize];  // values exchanged by shuffles and votes
 };
 
-// Per-library state is inline (one definition however many sources a library is linked from, so
-// a __device__ function of another source sees the launch's indices) and hidden; local-dynamic
-// as static variables would be: one TLS lookup per function, not one per variable.
-#define PYGPU_HOST_TLS inline thread_local __attribute__((visibility("hidden"), tls_model("local-dynamic")))
+// Per-library state is inline (PYGPU_INLINE_VARIABLE: one definition however many sources a
+// library is linked from, so a __device__ function of another source sees the launch's indices)
+// and hidden; local-dynamic as static variables would be: one TLS lookup per function, not one
+// per variable.
+#define PYGPU_HOST_TLS \
+  PYGPU_INLINE_VARIABLE thread_local __attribute__((visibility("hidden"), tls_model("local-dynamic")))
 
 // The block whose fibers run on this host thread, and the GPU thread that runs now.
 PYGPU_HOST_TLS Block* current_block;
