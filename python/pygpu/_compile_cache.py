@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
@@ -182,12 +183,16 @@ def _trim(folder: Path, max_bytes: int) -> None:
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MULTILINE)
 
 
-def resolve_includes(source: str, include_dirs: list[Path]) -> list[tuple[str, Path, bytes]]:
+def resolve_includes(
+    source: str, include_dirs: list[Path], opaque: dict[Path, str] | None = None
+) -> list[tuple[str, Path, bytes]]:
     """Every header the source includes, directly or through other headers, that is found
     in ``include_dirs`` (or, for ``"..."``, next to the including header): (name, path,
     BLAKE2b-256 of its contents). Headers found nowhere are the compiler's own (its version
     is part of the key). Conditional inclusion is not evaluated: every ``#include`` line
-    counts, which can only make the key stricter."""
+    counts, which can only make the key stricter. A header found in a folder of ``opaque``
+    (folder -> its identity: a toolkit's) is neither read nor followed: its digest covers the
+    folder's identity and the file's size and modification time."""
     found: list[tuple[str, Path, bytes]] = []
     seen: set[Path] = set()
     pending: list[tuple[bytes, Path | None]] = [(source.encode(errors="surrogateescape"), None)]
@@ -197,9 +202,20 @@ def resolve_includes(source: str, include_dirs: list[Path]) -> list[tuple[str, P
             quote, name = m.group(1), m.group(2).decode(errors="surrogateescape").strip()
             candidates = ([here] if quote == b'"' and here is not None else []) + include_dirs
             for folder in candidates:
-                path = folder / name
-                if not path.is_file():
+                # One stat per folder tried (os, not pathlib: this runs on every new process's cache hit).
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
                     continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                path = folder / name
+                if opaque and folder in opaque:
+                    if path not in seen:
+                        seen.add(path)
+                        stamp = f"{opaque[folder]}|{name}|{st.st_size}|{st.st_mtime_ns}"
+                        found.append((name, path, _hash(stamp.encode()).digest()))
+                    break
                 path = path.resolve()
                 if path not in seen:
                     seen.add(path)

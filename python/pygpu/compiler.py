@@ -14,6 +14,10 @@ Binaries are cached on disk (``cache_dir``, else ``$PYGPU_CACHE_DIR``, else
 source, the options, the contents of every header it includes from its include folders,
 the compiler, the target architecture and pygpu's kernel header; and memoized in the
 process, so compiling the same source again reads no file.
+
+The CUDA toolkit's headers (``math_constants.h``, thrust, cub, libcu++), which nvcc sees by
+itself, are found where they are installed (``pygpu._toolkit_headers``) and searched after the
+caller's folders.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pygpu
-from pygpu import _compile_cache, _host_compiler, _rtc
+from pygpu import _compile_cache, _host_compiler, _rtc, _toolkit_headers
 from pygpu._compiled_module import NO_TEXTURES, CompiledModule
 from pygpu._dynamic_module import DynamicModule, DynamicSourceModule
 from pygpu._kernels import device_capability
@@ -143,6 +147,10 @@ class _Plan:
         self.include_dirs = _include_dirs(options, include_dirs)
         # Absolute include folders: the host compiler runs in a temporary folder.
         all_options = [_absolute_include(o) for o in options] + [f"-I{os.path.abspath(d)}" for d in include_dirs]
+        # The CUDA toolkit's header folders: searched last, kept out of the key's options (a header
+        # found there is keyed by its folder's identity: `opaque`), added to the compiler's.
+        self.toolkit_options: list[str] = []
+        self.opaque: dict[Path, str] = {}
         self.library = ""
         self.output = "so"
         self.capability = (0, 0)
@@ -156,6 +164,7 @@ class _Plan:
             if header not in _header_identity:
                 _header_identity[header] = _host_compiler.header_identity()
             self.options = all_options
+            self._add_host_toolkit(options)
             self.target = f"host-{os.uname().machine}" + (":object" if target == "object" else "")
             # The translation of the source (kernel exports, dynamic shared memory) is pygpu's
             # own code: its file's identity stands for its version.
@@ -178,6 +187,14 @@ class _Plan:
         libc = package_include / "rtc_libc"
         self.include_dirs += [package_include, libc]
         rtc_options, asked = _rtc.nvrtc_options([*all_options, f"-I{package_include}", f"-I{libc}"])
+        if self.backend == "cuda":
+            # nvcc searches the toolkit's include folder by itself; NVRTC does not.
+            toolkit = _toolkit_headers.find_toolkit_headers()
+            if toolkit.cccl is not None:
+                # NVRTC refuses CCCL's thrust/complex.h (host functions): pygpu's, over libcu++, comes first.
+                self.include_dirs.append(package_include / "rtc_toolkit")
+                self.toolkit_options.append(f"-I{package_include / 'rtc_toolkit'}")
+            self._add_toolkit_folders(toolkit.folders(), "-I")
         arch = arch or asked
         capability, device_name = _device()
         if self.backend == "hip":
@@ -201,6 +218,25 @@ class _Plan:
         self.identity = [_rtc.library_identity(self.library)]
         _mark("compiler identity")
 
+    def _add_toolkit_folders(self, folders: list[Path], flag: str) -> None:
+        for folder in folders:
+            self.include_dirs.append(folder)
+            self.opaque[folder] = _toolkit_headers.folder_identity(folder)
+            self.toolkit_options.append(f"{flag}{folder}")
+
+    def _add_host_toolkit(self, options: list[str]) -> None:
+        """CCCL's headers (header-only; thrust on its C++ device system, since the host has no
+        CUDA) and pygpu's math_constants.h/cuda_runtime.h. The runtime's own headers are not
+        added: they are nvcc's, and CCCL would take them for a CUDA toolkit to build against."""
+        cccl = _toolkit_headers.find_toolkit_headers().cccl
+        # -isystem: after the user's -I folders, and CCCL's warnings are not the user's.
+        self._add_toolkit_folders([cccl] if cccl is not None else [], "-isystem")
+        fallback = _toolkit_headers.host_fallback_folder()
+        self.include_dirs.append(fallback)
+        self.toolkit_options.append(f"-isystem{fallback}")
+        if not re.search(r"(^|\s)-D\s*THRUST_DEVICE_SYSTEM\b", " ".join(options)):
+            self.toolkit_options.append("-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP")
+
     def wrapped_source(self) -> str:
         # `#line 1` keeps the compiler's line numbers those of the user's source.
         opening, closing = ("", "") if self.no_extern_c else ('extern "C" {\n', "\n}\n")
@@ -223,11 +259,11 @@ class _Plan:
                     stderr=self.source.splitlines()[launches[0] - 1],
                 )
             binary, command, log = _host_compiler.host_build(
-                self.source, self.options, self.no_extern_c, keep, output=self.output
+                self.source, [*self.options, *self.toolkit_options], self.no_extern_c, keep, output=self.output
             )
         else:
             kind = "hiprtc" if self.backend == "hip" else "nvrtc"
-            options = self.options
+            options = [*self.options, *self.toolkit_options]
             if kind == "nvrtc":
                 self.output, gpu_arch = _rtc.nvrtc_target(self.library, self.capability, self.arch)
                 options = [*options, f"--gpu-architecture={gpu_arch}"]
@@ -239,6 +275,9 @@ class _Plan:
             message = f"{self.backend} compilation of the kernel source failed"
             if _TEXTURE_REFERENCE.search(self.source):
                 message += f" ({NO_TEXTURES})"
+            hint = _toolkit_headers.missing_header_hint(log, self.backend, self.source)
+            if hint is not None:
+                message += f": {hint}"
             raise CompileError(message, command, stderr=log)
         return binary
 
@@ -291,7 +330,7 @@ def compile(
     plan = _Plan(source, options, no_extern_c, arch, code, list(include_dirs), target)
     if not caching:
         return plan.build(keep)
-    headers = _compile_cache.resolve_includes(source, plan.include_dirs)
+    headers = _compile_cache.resolve_includes(source, plan.include_dirs, plan.opaque)
     stamp = _stamp([path for _name, path, _digest in headers])
     _mark("includes resolved")
     key = plan.key(headers)
