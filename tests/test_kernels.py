@@ -573,3 +573,16 @@ def test_bundled_fatbins_hold_a_cubin_for_each_architecture_they_are_built_for()
         shoff = int.from_bytes(cubin[0x28:0x30], "little")
         shnum, shentsize = int.from_bytes(cubin[0x3C:0x3E], "little"), int.from_bytes(cubin[0x3A:0x3C], "little")
         assert shoff + shnum * shentsize <= len(cubin) < len(data)
+
+
+def test_numpy_arrays_by_value_as_pycuda_packs_them(testing: pygpu.Module) -> None:
+    """A 0-d or one-element array is a scalar's bytes (PyCUDA sends every ndarray's bytes); a
+    larger host array is refused, naming what to pass instead."""
+    import pygpu.driver as drv
+
+    out = np.zeros(8, np.int32)
+    fill = testing.get_function("fill_i32")
+    fill(drv.Out(out), np.array(8, np.int32), np.array([3], np.int32), block=8)
+    assert (out == 3).all()
+    with pytest.raises(TypeError, match=r"host numpy array of shape \(4,\).*to_gpu"):
+        fill(np.zeros(4, np.int32), np.int32(4), np.int32(1), block=4)

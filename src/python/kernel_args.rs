@@ -233,10 +233,11 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
 
 fn not_a_pointer(obj: &Bound<'_, PyAny>, index: usize) -> PyErr {
     if let Ok(array) = obj.cast::<numpy::PyUntypedArray>() {
+        let shape = pyo3::types::PyTuple::new(obj.py(), array.shape()).map(|t| t.to_string()).unwrap_or_default();
         return PyTypeError::new_err(format!(
-            "argument {index} is a host numpy array of shape {:?}: a kernel reads device memory, so copy it there \
-             first (gpuarray.to_gpu(a)) or pass driver.In(a), driver.Out(a) or driver.InOut(a)",
-            array.shape()
+            "argument {index} is a host numpy array of shape {shape}, not a device pointer: a kernel reads device \
+             memory, so copy it there first (gpuarray.to_gpu(a)) or pass driver.In(a), driver.Out(a) or \
+             driver.InOut(a)"
         ));
     }
     PyTypeError::new_err(format!(
