@@ -439,6 +439,11 @@ def _host_buffer(array: Any, writable: bool) -> Any:
         view = memoryview(array)
     except TypeError as e:
         raise TypeError(f"In/Out/InOut take a host array (a buffer such as numpy's), not {type(array).__name__}") from e
+    if np.asarray(view).dtype.hasobject:
+        raise TypeError(
+            "In/Out/InOut copy bytes to and from the device, and this array holds Python objects "
+            "(pointers a kernel must not see or overwrite): use an array of numbers or structs"
+        )
     if not view.c_contiguous:
         raise ValueError("In/Out/InOut take a C-contiguous host array: pass numpy.ascontiguousarray(a)")
     if writable and view.readonly:
