@@ -5,8 +5,8 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|all]   # default: all
-#          (multi, scaling: 2 GPUs)
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|clients|drop-in|all]   # default: all
+#          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -216,6 +216,28 @@ print(beside if beside.exists() else shutil.which("mpiexec") or "mpiexec")')
     [ -x "$build/halo_nccl" ] && cpp=(--cpp "$build/halo_nccl")
     timeout 200 "$mpiexec" -n 1 "$python" bench/burgers_scaling.py --json "$out/scaling-1rank.json" --strong-nx $((1 << 26)) ${SCALING_ARGS:-} ${cpp[@]+"${cpp[@]}"} \
         2>&1 | tee "$out/scaling-1rank.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = drop-in ]; then
+    # The drop-in's whole check in one call: reikna's suite against a real PyCUDA (clients, in the
+    # background from its own copy of the wheel), this wheel's GPU suite, then PyCUDA's own tests
+    # renamed (carry wheels, .pycuda-tests and .clients' reikna, PyCUDA sdist and wheels).
+    python3 -m pip install -q --no-deps --no-index --no-compile --force-reinstall --target /tmp/pygpu-site-clients "$wheel" || exit 2
+    PYGPU_SITE=/tmp/pygpu-site-clients CLIENTS_WORKERS="${CLIENTS_WORKERS:-5}" scripts/client_suite.sh run-gpu >"$out/clients.log" 2>&1 &
+    clients_pid=$!
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" tests >"$out/pytest-cuda.log" 2>&1 || status=1
+    tail -n 3 "$out/pytest-cuda.log"
+    python3 scripts/leak_check.py >"$out/leaks.json" || status=1
+    (cd .pycuda-tests && timeout 240 python3 -m pytest -q -p no:cacheprovider -o addopts="" -k "not 8gb and not 16gb" test) \
+        >"$out/pycuda-tests.log" 2>&1 || status=1
+    tail -n 2 "$out/pycuda-tests.log"
+    wait "$clients_pid" || status=1
+    tail -n 12 "$out/clients.log"
+fi
+if [ "$what" = clients ]; then
+    # Issue 26: reikna's own suite on this wheel under the PyCUDA alias and on a real PyCUDA built
+    # here from its sdist, in this one call, compared (scripts/client_suite.sh; about 6-8 minutes).
+    scripts/client_suite.sh run-gpu 2>&1 | tee "$out/clients.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 echo "gpu_run: status $status"
