@@ -180,13 +180,18 @@ run_host() {
             mako markupsafe funcsigs scipy || { say "could not install reikna's dependencies"; return 2; }
         touch "$site/.complete"
     fi
-    local out="${OUT:-$root/$clients/host-out}" start=$SECONDS code=0
+    local out="${OUT:-$root/$clients/host-out}" start=$SECONDS code=0 known=()
     mkdir -p "$out"
+    # Tests that fail on a real PyCUDA for reasons of their own are not run: pytest's closing line
+    # then counts pygpu's failures only.
+    while read -r test_id; do
+        [ -n "$test_id" ] && [ "${test_id#\#}" = "$test_id" ] && known+=(--deselect "$test_id")
+    done <scripts/clients/reikna-pycuda-failures.txt
     # The host runs the CUDA C itself: `--api=cuda` against pygpu's host backend.
     (cd "$reikna_src" && PYGPU_BACKEND=host PYTHONPATH="$plugins:$site${PYTHONPATH:+:$PYTHONPATH}" \
         timeout -s INT -k 30 "${CLIENTS_HOST_TIMEOUT:-900}" "$py" -m pytest "${pytest_common[@]}" \
         -p pycuda_alias_plugin -p subset_plugin --client-subset="${CLIENTS_HOST_SUBSET:-ends-per-function}" \
-        --junitxml="$out/reikna-host.xml" test) >"$out/reikna-host.log" 2>&1 || code=$?
+        ${known[@]+"${known[@]}"} --junitxml="$out/reikna-host.xml" test) >"$out/reikna-host.log" 2>&1 || code=$?
     tail -n 1 "$out/reikna-host.log"
     say "reikna's suite on the host backend: $((SECONDS - start)) s (log: $out/reikna-host.log)"
     # pytest: 0 all passed, 1 some failed; anything else (interrupted, internal error, usage, no

@@ -61,7 +61,8 @@ def _launch_reikna_style(module: SourceModule) -> None:
     module.get_function("scale_add")(
         cuda.Out(dest), cuda.In(src), np.float32(2.5), np.int32(src.size), block=(128, 1, 1), grid=(3, 1)
     )
-    np.testing.assert_allclose(dest, src * 2.5 + 1, rtol=1e-6)
+    # A GPU contracts the multiply-add into one rounding (fma): an ulp near 0 is a large relative error.
+    np.testing.assert_allclose(dest, src * 2.5 + 1, rtol=1e-6, atol=1e-6)
     data = np.arange(128, dtype=np.float64)
     module.get_function("block_reverse")(cuda.InOut(data), block=(64, 1, 1), grid=(2, 1))
     np.testing.assert_array_equal(data, np.concatenate([np.arange(63, -1, -1), np.arange(127, 63, -1)]))
@@ -144,8 +145,9 @@ def test_extern_c_kernels_in_namespaces_launch(no_extern_c: bool) -> None:
     ints = np.zeros(8, np.int32)
     module.get_function("in_block")(cuda.Out(ints), block=(8, 1, 1), grid=(1, 1))
     np.testing.assert_array_equal(ints, np.arange(8) * 3)
-    module.get_function("anonymous_ns")(cuda.Out(ints), block=(8, 1, 1), grid=(1, 1))
-    assert (ints == 9).all()
+    # An anonymous namespace gives internal linkage, even to extern "C": nvcc exports no such kernel.
+    with pytest.raises(cuda.Error, match="anonymous_ns"):
+        module.get_function("anonymous_ns")
 
 
 # no_extern_c=True without extern "C": nvcc and NVRTC export the Itanium-mangled names, which

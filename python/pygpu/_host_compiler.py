@@ -559,6 +559,8 @@ def _export_lines(kernels: list[HostKernel]) -> list[str]:
 
     exported_plain: set[str] = set()
     for n, k in enumerate(kernels):
+        if any(not name for name, _ in k.scope):
+            continue  # in an anonymous namespace: internal linkage, which nvcc and NVRTC export none of
         last = k.name.rsplit("::", 1)[-1]
         if k.c_linkage:
             if last not in exported_plain:
