@@ -234,6 +234,12 @@ if [ "$what" = drop-in ]; then
     (cd .pycuda-tests && PYTHONPATH="$PYTHONPATH:/tmp/pytools-site" timeout 240 python3 -m pytest -q -p no:cacheprovider \
         -o addopts="" -k "not 8gb and not 16gb" test) >"$out/pycuda-tests.log" 2>&1 || status=1
     tail -n 2 "$out/pycuda-tests.log"
+    # PyCUDA's example programs, six at a time (each as pycuda_suite.sh runs them: its own folder,
+    # 60 s), with pytools, which two of them import.
+    find "$PWD/.pycuda-tests/examples" -name '*.py' | sort | PYTHONPATH="$PYTHONPATH:/tmp/pytools-site" xargs -P 6 -I{} sh -c \
+        'cd "$(dirname "$1")" && timeout 60 python3 "$(basename "$1")" >/dev/null 2>&1 </dev/null; echo "$? $1"' _ {} \
+        >"$out/pycuda-examples.log"
+    echo "PyCUDA's examples run to completion: $(grep -c '^0 ' "$out/pycuda-examples.log") of $(wc -l <"$out/pycuda-examples.log")"
     wait "$clients_pid" || status=1
     tail -n 12 "$out/clients.log"
 fi
