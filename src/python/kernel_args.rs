@@ -6,8 +6,8 @@
 //! directly: a GPUArray by its allocation and offset, a numpy scalar by a type lookup and its
 //! value (not through the buffer protocol, which builds an array per scalar).
 
+use numpy::{PyArrayDescrMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use numpy::{PyUntypedArrayMethods, PyArrayDescrMethods};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
