@@ -169,3 +169,14 @@ def test_private_layout_helpers() -> None:
     assert gpuarray._get_common_dtype(f, 2.0) == np.float32
     assert gpuarray._get_common_dtype(f, np.zeros(1, np.float64)) == np.float64
     assert issubclass(gpuarray.GPUArrayError, ValueError)
+
+
+def test_real_and_imag_of_a_subclass_keep_it_and_the_order() -> None:
+    z = Tagged((2, 3), np.complex64, order="F")
+    values = (np.arange(6) + 1j * np.arange(6, 12)).reshape(2, 3).astype(np.complex64)
+    z.set(np.asfortranarray(values))
+    re, im = z.real, z.imag
+    assert type(re) is Tagged and type(im) is Tagged and re.dtype == np.float32
+    assert re.flags.f_contiguous and not re.flags.c_contiguous
+    np.testing.assert_array_equal(re.get(), values.real)
+    np.testing.assert_array_equal(im.get(), values.imag)

@@ -431,10 +431,8 @@ class ArithmeticMixin(ArrayFields):
         view = self._view(self._offset + which * part.itemsize, self.shape, self.strides, part)
         flags = self.flags
         order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
-        if self.__class__ is _core.GPUArray:
-            return _core.copy_in_order(view, order)
-        result = self._new_like_me(part, order)
-        result.set(view, stream=None)
+        result = _core.new_like(cast("GPUArray", self), part, order)
+        result.set(view)
         return result
 
     def reverse(self, stream: Any = None) -> GPUArray:

@@ -106,16 +106,19 @@ def new_c(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -
     return make(alloc, 0, shape, dtype, strides, size, None, allocator, StreamOrder(), False, c_flags(shape))
 
 
-def new_like(a: GPUArray, dtype: np.dtype[Any]) -> GPUArray:
-    """A new array of ``a``'s shape and ``dtype`` for the result of an operation on ``a``.
+def new_like(a: GPUArray, dtype: np.dtype[Any], order: str = "C") -> GPUArray:
+    """A new array of ``a``'s shape and ``dtype`` (in ``order``) for the result of an operation
+    on ``a``.
 
     The subclass contract: a subclass of GPUArray gets its results from its own
-    ``_new_like_me(dtype)``, as PyCUDA's operations do, so ``a + b`` of a subclass is of the
-    subclass; a plain GPUArray gets a new C-ordered array without that call.
+    ``_new_like_me(dtype, order)``, as PyCUDA's operations do, so ``a + b`` of a subclass is of
+    the subclass; a plain GPUArray gets a new array without that call.
     """
     if a.__class__ is GPUArray:
-        return new_c(a.shape, dtype, a.allocator)
-    result = a._new_like_me(dtype)
+        if order == "C":
+            return new_c(a.shape, dtype, a.allocator)
+        return GPUArray(a.shape, dtype, a.allocator, order=order)
+    result = a._new_like_me(dtype, order)
     if not isinstance(result, GPUArray) or result.shape != a.shape or result.dtype != dtype:
         raise TypeError(
             f"{type(a).__name__}._new_like_me({dtype}) must return a GPUArray of shape {a.shape} and dtype "
