@@ -4,6 +4,7 @@ real PyCUDA is importable."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ def _python(code: str, *paths: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PYGPU_BACKEND": "host", "PATH": "/usr/bin:/bin"},
+        env=dict(os.environ, PYGPU_BACKEND="host"),
     )
 
 
@@ -128,3 +129,14 @@ def test_command_line(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
     gone = subprocess.run([*run, "remove", "--target", str(site)], capture_output=True, text=True, timeout=60)
     assert gone.returncode == 0 and "removed" in gone.stdout
+
+
+def test_an_alias_left_behind_without_pygpu_says_so(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    pycuda_alias.install(str(site))
+    # -S and no PYTHONPATH: an interpreter where pygpu cannot be imported, the alias's site folder added.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = f"import site; site.addsitedir({str(site)!r}); import pycuda"
+    result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode != 0
+    assert "pygpu itself is not importable" in result.stderr and "pycuda_alias remove" in result.stderr

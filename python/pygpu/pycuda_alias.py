@@ -67,6 +67,12 @@ class PycudaAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                     name="pycuda",
                 )
         target_name = "pygpu" + fullname[len("pycuda") :]
+        if fullname == "pycuda" and importlib.util.find_spec("pygpu") is None:
+            raise ModuleNotFoundError(
+                "No module named 'pycuda': pygpu's PyCUDA alias is installed, but pygpu itself is not importable "
+                "here (reinstall pygpu, or remove the alias: python -m pygpu.pycuda_alias remove)",
+                name=fullname,
+            )
         if importlib.util.find_spec(target_name) is None:
             raise ModuleNotFoundError(
                 f"No module named {fullname!r}: pygpu, standing in for PyCUDA, has no {target_name!r}",
