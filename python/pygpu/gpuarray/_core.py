@@ -118,7 +118,9 @@ def new_like(a: GPUArray, dtype: np.dtype[Any], order: str = "C") -> GPUArray:
         if order == "C":
             return new_c(a.shape, dtype, a.allocator)
         return GPUArray(a.shape, dtype, a.allocator, order=order)
-    result = a._new_like_me(dtype, order)
+    # As PyCUDA calls it: the dtype alone (libraries override it with that signature: reikna's
+    # takes no order), the order by keyword only where it is not C.
+    result = a._new_like_me(dtype) if order == "C" else a._new_like_me(dtype, order=order)
     if not isinstance(result, GPUArray) or result.shape != a.shape or result.dtype != dtype:
         raise TypeError(
             f"{type(a).__name__}._new_like_me({dtype}) must return a GPUArray of shape {a.shape} and dtype "
