@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from pygpu.gpuarray._layout import Flags, c_strides, contiguity, extent, f_strides
+from pygpu.gpuarray._pycuda_private import get_common_dtype
+
 __all__ = [
     "ArrayFlags",
     "as_strided",
@@ -23,17 +26,12 @@ __all__ = [
 
 def f_contiguous_strides(itemsize: int, shape: Sequence[int]) -> tuple[int, ...]:
     """The byte strides of a Fortran-ordered (first index fastest) array of ``shape``."""
-    strides = []
-    step = itemsize
-    for extent in shape:
-        strides.append(step)
-        step *= max(int(extent), 1)
-    return tuple(strides)
+    return f_strides(tuple(int(d) for d in shape), itemsize)
 
 
 def c_contiguous_strides(itemsize: int, shape: Sequence[int]) -> tuple[int, ...]:
     """The byte strides of a C-ordered (last index fastest) array of ``shape``."""
-    return tuple(reversed(f_contiguous_strides(itemsize, tuple(reversed(tuple(shape))))))
+    return c_strides(tuple(int(d) for d in shape), itemsize)
 
 
 def equal_strides(strides1: Sequence[int], strides2: Sequence[int], shape: Sequence[int]) -> bool:
@@ -48,14 +46,18 @@ def equal_strides(strides1: Sequence[int], strides2: Sequence[int], shape: Seque
     return all(s1 == s2 for s1, s2, extent in zip(strides1, strides2, shape) if int(extent) != 1)
 
 
+def _flags(strides: Sequence[int], itemsize: int, shape: Sequence[int]) -> Flags:
+    return contiguity(tuple(int(d) for d in shape), tuple(int(s) for s in strides), itemsize)
+
+
 def is_f_contiguous_strides(strides: Sequence[int], itemsize: int, shape: Sequence[int]) -> bool:
     """Whether ``strides`` lay an array of ``shape`` out contiguously in Fortran order."""
-    return equal_strides(strides, f_contiguous_strides(itemsize, shape), shape)
+    return _flags(strides, itemsize, shape).f_contiguous
 
 
 def is_c_contiguous_strides(strides: Sequence[int], itemsize: int, shape: Sequence[int]) -> bool:
     """Whether ``strides`` lay an array of ``shape`` out contiguously in C order."""
-    return equal_strides(strides, c_contiguous_strides(itemsize, shape), shape)
+    return _flags(strides, itemsize, shape).c_contiguous
 
 
 class ArrayFlags:
@@ -63,44 +65,22 @@ class ArrayFlags:
     ``c_contiguous``, ``f_contiguous`` and ``forc`` (either)."""
 
     def __init__(self, ary: Any) -> None:
-        itemsize = np.dtype(ary.dtype).itemsize
-        self.f_contiguous = is_f_contiguous_strides(ary.strides, itemsize, ary.shape)
-        self.c_contiguous = is_c_contiguous_strides(ary.strides, itemsize, ary.shape)
-        self.forc = self.f_contiguous or self.c_contiguous
+        flags = _flags(ary.strides, np.dtype(ary.dtype).itemsize, ary.shape)
+        self.f_contiguous = flags.f_contiguous
+        self.c_contiguous = flags.c_contiguous
+        self.forc = flags.forc
 
     def __repr__(self) -> str:
         return f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}"
 
 
-def get_common_dtype(obj1: Any, obj2: Any, allow_double: bool) -> np.dtype:
-    """The dtype of an operation between ``obj1`` (an array) and ``obj2`` (an array or a Python or
-    numpy scalar), as numpy types it (a Python scalar does not widen an array's type); without
-    ``allow_double`` (a device without fp64) float64 becomes float32 and complex128 complex64."""
-    first = np.dtype(obj1.dtype)
-    second = getattr(obj2, "dtype", None)
-    result = np.result_type(first, np.dtype(second) if second is not None else obj2)
-    if not allow_double:
-        if result == np.float64:
-            result = np.dtype(np.float32)
-        elif result == np.complex128:
-            result = np.dtype(np.complex64)
-    return result
-
-
 def bound(a: Any) -> tuple[int, int]:
     """The byte range ``(low, high)`` an array's elements occupy, relative to its first element
     (``low`` is negative when some strides are): ``high - low`` bytes hold all of them."""
-    low = high = 0
-    itemsize = np.dtype(a.dtype).itemsize
-    if any(int(extent) == 0 for extent in a.shape):
+    shape = tuple(int(d) for d in a.shape)
+    if 0 in shape:
         return 0, 0
-    for extent, stride in zip(a.shape, a.strides):
-        span = (int(extent) - 1) * int(stride)
-        if span < 0:
-            low += span
-        else:
-            high += span
-    return low, high + itemsize
+    return extent(shape, tuple(int(s) for s in a.strides), np.dtype(a.dtype).itemsize)
 
 
 def as_strided(x: np.ndarray, shape: Sequence[int] | None = None, strides: Sequence[int] | None = None) -> np.ndarray:

@@ -10,11 +10,18 @@ from typing import Any
 import numpy as np
 
 from pygpu._contexts import Context, Device
-from pygpu.compyte.array import get_common_dtype
 from pygpu.gpuarray._core import GPUArray
 from pygpu.gpuarray._layout import c_strides, f_strides
 
-__all__ = ["GPUArrayError", "_array_like_helper", "_compact_strides", "_get_common_dtype", "_splay_backend", "splay"]
+__all__ = [
+    "GPUArrayError",
+    "_array_like_helper",
+    "_compact_strides",
+    "_get_common_dtype",
+    "_splay_backend",
+    "get_common_dtype",
+    "splay",
+]
 
 #: Threads of a block that splay starts from (a warp) and grows to.
 _MIN_THREADS, _MAX_THREADS = 32, 128
@@ -41,6 +48,21 @@ def splay(n: int, dev: Device | None = None) -> tuple[tuple[int, int], tuple[int
     the current device): ``((blocks, 1), (threads, 1, 1))``. The kernel loops with a grid stride
     where ``blocks * threads < n``, as PyCUDA's generated kernels do."""
     return _splay_backend(int(n), dev if dev is not None else Context.get_device())
+
+
+def get_common_dtype(obj1: Any, obj2: Any, allow_double: bool) -> np.dtype[Any]:
+    """The dtype of an operation between ``obj1`` (an array) and ``obj2`` (an array or a Python or
+    numpy scalar), as numpy types it (a Python scalar does not widen an array's type); without
+    ``allow_double`` (a device without fp64) float64 becomes float32 and complex128 complex64
+    (``pycuda.compyte.array.get_common_dtype``)."""
+    second = getattr(obj2, "dtype", None)
+    result = np.result_type(np.dtype(obj1.dtype), np.dtype(second) if second is not None else obj2)
+    if not allow_double:
+        if result == np.float64:
+            return np.dtype(np.float32)
+        if result == np.complex128:
+            return np.dtype(np.complex64)
+    return result
 
 
 def _get_common_dtype(obj1: Any, obj2: Any) -> np.dtype[Any]:
