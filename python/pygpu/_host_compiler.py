@@ -597,17 +597,10 @@ def _parameter_types(params: str) -> str:
     return ",".join(out)
 
 
-def host_source(
-    source: str, no_extern_c: bool, kernels: list[HostKernel] | None = None, variables: list[str] | None = None
-) -> str:
+def host_source(no_extern_c: bool, kernels: list[HostKernel], variables: list[str]) -> str:
     """The translation unit compiled for the host: includes the user's source (kernel.cu),
     then exports its kernels (``kernels``, from ``preprocessed_kernels``) and globals
-    (``variables``, from ``preprocessed_variables``); either left out, those the raw text shows."""
-    raw_kernels, raw_variables = kernel_names(source)
-    if kernels is None:
-        kernels = [HostKernel(k, (), True, "") for k in raw_kernels]
-    if variables is None:
-        variables = raw_variables
+    (``variables``, from ``preprocessed_variables``)."""
     # The source stays in its own file, so the compiler's messages quote its own lines.
     body = _scan_body(no_extern_c)
     exports = _export_lines(kernels)
@@ -670,7 +663,7 @@ def host_build(
         own = str(header.parent)
         kernels = preprocessed_kernels(text, own)
         variables = preprocessed_variables(text, own)
-        (folder / "pygpu_build.cpp").write_text(host_source(source, no_extern_c, kernels, variables))
+        (folder / "pygpu_build.cpp").write_text(host_source(no_extern_c, kernels, variables))
         result = "kernel.so" if output == "so" else "kernel.o"
         flags = HOST_FLAGS if output == "so" else [*COMPILE_FLAGS, "-c"]
         include = ["-I", own, "-include", str(folder / "pygpu_prelude.h")]
