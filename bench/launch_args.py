@@ -15,11 +15,14 @@ import os
 import sys
 from collections.abc import Callable
 
+import numpy as np
 import pygpu
 from array_bench import device_sync, per_call_us
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "demos", "burger"))
 import burger  # noqa: E402
+from pygpu import Module  # noqa: E402
+from pygpu._kernels import kernel_files  # noqa: E402
 
 NX_TOTAL = 258  # the seeds' 256 points and two ghosts
 
@@ -61,6 +64,16 @@ def main() -> None:
         "python loop body only": lambda: None,
     }
     cases.update(bindings_copies(ia, ib, NX_TOTAL * 8, non_blocking.handle))
+    # Plain (unprepared) calls: checked against the kernel's declaration where pygpu read it
+    # (issue 28), by parameter size alone where not (a module loaded without its source).
+    plain = testing.get_function("scale_args")
+    scalars = (np.int32(3), np.float64(2.0))
+    cases["scale_args plain call, numpy scalars"] = lambda: plain(a, *scalars, block=(1, 1, 1), stream=non_blocking)
+    declared = getattr(plain, "parameters", None)  # a wheel before issue 28 has none
+    if declared and declared[0].name is not None:
+        cases["scale_args plain call, Python numbers"] = lambda: plain(a, 3, 2.0, block=(1, 1, 1), stream=non_blocking)
+        bare = Module.from_file(kernel_files("testing")[0]).get_function("scale_args")
+        cases["scale_args plain call, no declaration"] = lambda: bare(a, *scalars, block=(1, 1, 1), stream=non_blocking)
     for name, fn in cases.items():
         print(f"{name:40s} {per_call_us(fn, device_sync, 20000):7.3f} us")
     solver = burger.Solver(burger.Problem(nx=256, dt=0.001, t_final=(4001 - 0.5) * 0.001), 0)

@@ -169,6 +169,15 @@ class Worker(ctypes.Structure):
         ("shared", ctypes.c_void_p),
         ("shared_capacity", ctypes.c_size_t),
         ("message", ctypes.c_char * 256),
+        # fault isolation (ABI 3): left zero here, so nothing is abandoned or recovered
+        ("jump", ctypes.c_void_p),
+        ("recover", ctypes.c_void_p),
+        ("abandon", ctypes.c_void_p),
+        ("group", ctypes.c_ulonglong),
+        ("thread_self", ctypes.c_void_p),
+        ("fault_signal", ctypes.c_int),
+        ("fault_code", ctypes.c_int),
+        ("fault_address", ctypes.c_void_p),
     ]
 
 
@@ -322,7 +331,7 @@ FUNCTIONAL = {"testing": run_testing, "burgers": run_burgers, "cooperation": run
 
 def check_host(path: Path, name: str, kernels: list[str], globals_: list[str]) -> None:
     lib = HostLib(path)
-    check(ctypes.c_uint.in_dll(lib.lib, "pygpu_host_abi_version").value == 2, f"{path.name}: ABI version")
+    check(ctypes.c_uint.in_dll(lib.lib, "pygpu_host_abi_version").value == 3, f"{path.name}: ABI version")
     check(lib.names() == kernels, f"{path.name}: kernel list {lib.names()} != {kernels}")
     for g in globals_:
         try:

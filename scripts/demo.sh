@@ -12,9 +12,13 @@
 # Outputs (plots, summary.json, final.npy) go to demos/burger/out/{python,rust} (BURGER_OUT to
 # change). PYGPU_BACKEND forces a backend; BURGER_DEMO_BIN runs a Rust driver built elsewhere
 # instead of building one; BURGER_TARGET_DIR is its cargo target folder (default
-# demos/burger/rust/target).
+# demos/burger/rust/target), BURGER_PROFILE its cargo profile (default demo; release for timings).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Only what the demo needs (scripts/requirements-demo.txt, the kernels of this machine's backends,
+# pygpu and the Rust driver in the lighter `demo` cargo profile), unless scripts/test.sh already
+# set up everything.
+export PYGPU_SETUP="${PYGPU_SETUP:-demo}"
 # shellcheck disable=SC1091
 source scripts/env.sh
 
@@ -48,14 +52,15 @@ if [ -z "$binary" ]; then
         exit 3
     fi
     target="${BURGER_TARGET_DIR:-demos/burger/rust/target}"
-    binary="$target/release/burger-demo"
+    profile="${BURGER_PROFILE:-demo}"
+    binary="$target/$profile/burger-demo"
     # cargo runs only when a source of the driver or of the pygpu crate is newer than the binary.
     if [ ! -x "$binary" ] || [ -n "$(find demos/burger/rust/src demos/burger/rust/Cargo.toml demos/burger/rust/build.rs \
         src build.rs Cargo.toml Cargo.lock kernels -maxdepth 3 -newer "$binary" -type f -print -quit)" ]; then
-        echo "[demo] building the Rust driver (cargo, release; 1-2 min the first time) ..."
+        echo "[demo] building the Rust driver (cargo, profile $profile; about 1 min the first time) ..."
         start=$SECONDS
         PYO3_PYTHON="$(command -v python)" CARGO_TARGET_DIR="$target" \
-            cargo build --release --quiet --manifest-path demos/burger/rust/Cargo.toml
+            cargo build --profile "$profile" --quiet --manifest-path demos/burger/rust/Cargo.toml
         echo "[demo]   done in $((SECONDS - start)) s"
     fi
 fi

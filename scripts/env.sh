@@ -67,13 +67,27 @@ _pygpu_setup() {
     source .venv/bin/activate || return
     : >"$_pygpu_log"
 
-    _pygpu_step tools "$(_pygpu_hash scripts/requirements-dev.txt .venv/pyvenv.cfg)" \
-        "installing the build and test tools into .venv (pip; 1-2 min the first time) ..." \
-        python -m pip install --quiet --disable-pip-version-check -r scripts/requirements-dev.txt || return
+    # PYGPU_SETUP=demo (scripts/demo.sh): only what the demo needs, unless the full set is there.
+    local demo="" tools_digest
+    tools_digest="$(_pygpu_hash scripts/requirements-dev.txt .venv/pyvenv.cfg)"
+    if [ "${PYGPU_SETUP:-}" = demo ] && [ "$(cat "$_pygpu_stamps/tools" 2>/dev/null)" != "$tools_digest" ]; then
+        demo=1
+        _pygpu_step tools-demo "$(_pygpu_hash scripts/requirements-demo.txt .venv/pyvenv.cfg)" \
+            "installing what the demo needs into .venv (pip: maturin, numpy, matplotlib; about 30 s the first time) ..." \
+            python -m pip install --quiet --disable-pip-version-check -r scripts/requirements-demo.txt || return
+        # Without zig (a test and release tool), the host kernels link against this machine's glibc.
+        python -c 'import ziglang' 2>/dev/null || export PYGPU_KERNELS_GLIBC="${PYGPU_KERNELS_GLIBC-}"
+    else
+        _pygpu_step tools "$tools_digest" \
+            "installing the build and test tools into .venv (pip; 1-2 min the first time) ..." \
+            python -m pip install --quiet --disable-pip-version-check -r scripts/requirements-dev.txt || return
+    fi
 
     local kernel_inputs target targets
     kernel_inputs="$(_pygpu_hash kernels/build.sh kernels/selfcheck.py kernels/nvrtc_compile.py \
         kernels/*.cu kernels/*.h python/pygpu/include)"
+    # Kernels linked for this machine's glibc (the demo's set-up) are rebuilt for the wheels' 2.28.
+    [ "${PYGPU_KERNELS_GLIBC-2.28}" = 2.28 ] || kernel_inputs="$kernel_inputs-glibc-${PYGPU_KERNELS_GLIBC}"
     targets=()
     for target in $(_pygpu_kernel_targets); do
         # Rebuilt when a source changed or the built files are gone (git clean).
@@ -94,10 +108,14 @@ _pygpu_setup() {
     # pygpu itself: installed editable, so Python changes need no reinstall; the Rust extension
     # (which embeds the kernel sources) is rebuilt when its inputs change.
     compgen -G ".venv/lib/python3*/site-packages/pygpu-*.dist-info" >/dev/null || rm -f "$_pygpu_stamps/pygpu"
+    # The demo builds with the lighter `demo` profile (Cargo.toml); the tests rebuild with release.
+    local profile=release
+    [ -n "$demo" ] && profile=demo
     _pygpu_step pygpu "$(_pygpu_hash src build.rs Cargo.toml Cargo.lock pyproject.toml rust-toolchain.toml \
-        kernels/*.cu kernels/*.h .venv/pyvenv.cfg)" \
-        "building pygpu's Rust extension and installing it into .venv (maturin, release; 2-4 min the first time) ..." \
-        maturin develop --release || return
+        kernels/*.cu kernels/*.h .venv/pyvenv.cfg)$([ "$profile" = release ] || echo "-$profile")" \
+        "building pygpu's Rust extension and installing it into .venv (maturin, $profile; $(
+            [ "$profile" = release ] && echo '2-4 min' || echo 'about 1 min') the first time) ..." \
+        maturin develop --profile "$profile" || return
 }
 
 _pygpu_setup

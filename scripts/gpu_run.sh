@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|arrays|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|clients|drop-in|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|clients|drop-in|all]   # default: all
 #          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -133,6 +133,17 @@ if [ "$what" = speed ]; then
     # shellcheck disable=SC2086 # BENCH_SKIP is a list of names
     python3 bench/run.py --json "$out/bench.json" --rounds "${BENCH_ROUNDS:-3}" --skip ${BENCH_SKIP:-cuda.core pycuda} \
         --budget "${BENCH_BUDGET:-300}" ${baseline[@]+"${baseline[@]}"} 2>&1 | tee "$out/bench.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = sanitize-new ]; then
+    # memcheck over the tests of the latest reliability and launch-checking work (issues 27, 28:
+    # index checks, imported tensors, declared kernel parameters), or over $SANITIZE_TESTS.
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    # shellcheck disable=SC2086
+    "$sanitizer" --tool memcheck --show-backtrace device --report-api-errors no --error-exitcode 9 --target-processes all \
+        python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" \
+        ${SANITIZE_TESTS:-tests/test_reliability_python.py tests/test_reliability_memory.py tests/test_kernel_signatures.py} \
+        2>&1 | tail -n 15 | tee "$out/sanitize-new.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 if [ "$what" = launch-ab ]; then

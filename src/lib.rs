@@ -32,7 +32,9 @@ mod _pygpu {
         cuda_stream_wait_event, CudaEvent,
     };
     #[pymodule_export]
-    use crate::python::memory::{is_device_memory, AllocationExport};
+    use crate::python::kernel_declaration::KernelParameter;
+    #[pymodule_export]
+    use crate::python::memory::{allocation_extent, host_span_is_mapped, is_device_memory, AllocationExport};
     #[pymodule_export]
     use crate::python::memory::{
         mem_alloc, mem_get_info, memcpy_dtod, memcpy_dtoh, memcpy_htod, memset_d16, memset_d32, memset_d8, pool_alloc,

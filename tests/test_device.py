@@ -213,3 +213,47 @@ def test_default_selection_never_falls_back_to_host_silently() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("unavailable:")
     assert "PYGPU_BACKEND=host" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["cuda", "hip"])
+def test_a_gpu_backend_that_cannot_start_names_the_host_backend(name: str) -> None:
+    # Issue 29: PYGPU_BACKEND=cuda copied onto a machine without a GPU must say how to go on.
+    result = run_python(
+        """
+        import pygpu
+        try:
+            print("started:", pygpu.backend(), pygpu.cudaGetDeviceCount()[0])
+        except pygpu.BackendUnavailableError as e:
+            print("unavailable:", e)
+        """,
+        env={"PYGPU_BACKEND": name},
+    )
+    assert result.returncode == 0, result.stderr
+    if result.stdout.startswith("started:"):
+        pytest.skip(f"the {name} backend starts on this machine")
+    assert result.stdout.startswith("unavailable:"), result.stdout
+    assert f"the {name} backend could not be started" in result.stdout
+    assert "PYGPU_BACKEND=host" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("PYGPU_MEMORY_POOL", "maybe"), ("PYGPU_HOST_DEVICES", "abc"), ("PYGPU_STAGED_COPY_BUFFERS", "1000")],
+)
+def test_a_tuning_variable_with_a_bad_value_is_named(variable: str, value: str) -> None:
+    # Issue 27 (class I): these are read lazily where no error can be raised, and used to be
+    # ignored or clamped without a word; the backend now refuses to start, naming the variable.
+    result = run_python(
+        """
+        import pygpu
+        try:
+            pygpu.cudaGetDeviceCount()[1].check()
+            print("started")
+        except ValueError as e:
+            print("refused:", e)
+        """,
+        env={variable: value},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("refused:"), result.stdout
+    assert f"{variable}={value!r}".replace("'", '"') in result.stdout

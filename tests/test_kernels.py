@@ -22,6 +22,15 @@ def testing() -> pygpu.Module:
 
 
 @pytest.fixture(scope="module")
+def undeclared() -> pygpu.Module:
+    """The testing kernels loaded without their declarations, as a module loaded from a
+    binary alone is: launches are checked by parameter size only, as PyCUDA's are not."""
+    from pygpu._kernels import _load_kernels
+
+    return _load_kernels("testing")
+
+
+@pytest.fixture(scope="module")
 def burgers() -> pygpu.Module:
     return pygpu.load_kernels("burgers")
 
@@ -206,8 +215,8 @@ def test_argument_handler_protocol_of_a_client_subclass(testing: pygpu.Module) -
     assert (drv.from_device(plain.get_device_alloc(), 16, np.int32) == 5).all()
 
 
-def test_python_scalars_need_a_type(testing: pygpu.Module) -> None:
-    f = testing.get_function("scale_args")
+def test_python_scalars_need_a_type_without_a_declaration(undeclared: pygpu.Module) -> None:
+    f = undeclared.get_function("scale_args")
     d = to_device(np.zeros(1))
     for bad in (3, 1.5, True):
         with pytest.raises(TypeError, match="numpy.int32"):
@@ -501,11 +510,36 @@ def test_capture_errors() -> None:
         (np.uintp(0), np.int32(1), np.float64(1), np.int32(5)),  # too many
     ],
 )
-def test_wrong_argument_list_is_refused_before_launch(testing: pygpu.Module, args: tuple) -> None:
+def test_wrong_argument_list_is_refused_before_launch(undeclared: pygpu.Module, args: tuple) -> None:
     with pytest.raises(pygpu.InvalidValueError) as info:
-        testing.get_function("scale_args")(*args, block=1)
+        undeclared.get_function("scale_args")(*args, block=1)
     assert "scale_args takes 3 arguments of [8, 4, 8] bytes" in str(info.value)
     pygpu.cudaGetLastError()
+
+
+def test_declared_kernels_convert_python_numbers_and_refuse_wrong_lists(testing: pygpu.Module) -> None:
+    f = testing.get_function("scale_args")
+    assert [(p.name, p.c_type, p.size) for p in f.parameters] == [
+        ("out", "double *", 8),
+        ("i", "int", 4),
+        ("d", "double", 8),
+    ]
+    out = np.zeros(1)
+    d = to_device(out)
+    f(d, 3, 1.5, block=1)
+    assert from_device(d, out)[0] == 4.5
+    f(d, np.int64(-2), np.float32(0.5), block=1)  # converted to int and double, values kept
+    assert from_device(d, out)[0] == -1.0
+    f(d=2.0, i=5, out=d, block=1)
+    assert from_device(d, out)[0] == 10.0
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        f(d, 1, 2.0, 4, block=1)
+    with pytest.raises(TypeError, match="missing 2 required arguments: 'i', 'd'"):
+        f(d, block=1)
+    with pytest.raises(TypeError, match="'i' .* takes an integer"):
+        f(d, 1.5, 1.0, block=1)
+    with pytest.raises(TypeError, match="not a device pointer"):
+        f(np.float64(1), 1, 1.0, block=1)
 
 
 def test_prepared_signature_that_disagrees_with_the_kernel(testing: pygpu.Module) -> None:

@@ -160,9 +160,9 @@ def test_freed_memory_is_refused(echo: Any) -> None:
 def test_bad_scalar_arguments(echo: Any) -> None:
     f = echo.get_function("echo_int32")
     out = gpuarray.zeros(1, np.int32)
-    with pytest.raises(TypeError, match="Python float: a kernel needs a sized type"):
+    with pytest.raises(TypeError, match=r"parameter 'v' \(int v\) is 1.5 \(float\): the parameter takes an integer"):
         f(out, 1.5, block=(1, 1, 1))
-    with pytest.raises(TypeError, match="not a device pointer"):
+    with pytest.raises(TypeError, match="'seven' \\(str\\): the parameter takes an integer"):
         f(out, "seven", block=(1, 1, 1))
     f.prepare("Pi")
     with pytest.raises(TypeError):
@@ -171,7 +171,7 @@ def test_bad_scalar_arguments(echo: Any) -> None:
         f.prepared_call((1, 1), (1, 1, 1), out, 1 << 31)
     with pytest.raises(ValueError, match="prepared for 2 arguments but got 3"):
         f.prepared_call((1, 1), (1, 1, 1), out, 1, 2)
-    with pytest.raises(pygpu.InvalidValueError, match="takes 2 arguments"):
+    with pytest.raises(TypeError, match=r"echo_int32\(\) takes 2 arguments \(int \*out, int v\) but 3 were given"):
         f(out, np.int32(1), np.int32(2), block=(1, 1, 1))
 
 

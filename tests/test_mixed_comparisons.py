@@ -55,8 +55,11 @@ def test_narrow_signed_against_uint64(narrow: str) -> None:
         np.testing.assert_array_equal(op(gu, gs).get(), op(U64, small))
 
 
-def test_out_of_range_python_int_is_a_clear_error() -> None:
-    """numpy compares with any Python int; pygpu converts the scalar to the array's dtype and
-    says when it does not fit (no silent wrap-around)."""
-    with pytest.raises(OverflowError, match="out of bounds for uint64"):
-        ga.to_gpu(U64) < -1
+def test_out_of_range_python_int_compares_by_value() -> None:
+    """numpy 2 compares an integer array with any Python int by value (issue 27, class H):
+    ``uint64_array < -1`` is all False, no wrap-around and no OverflowError."""
+    g = ga.to_gpu(U64)
+    for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+        for scalar in (-1, 1 << 64):
+            np.testing.assert_array_equal(op(g, scalar).get(), op(U64, scalar))
+            np.testing.assert_array_equal(op(scalar, g).get(), op(scalar, U64))

@@ -1,9 +1,30 @@
-"""pygpu: light, fast GPU control from Python around the kernels you already have.
+"""pygpu: run GPU kernels from Python, with PyCUDA's API, on NVIDIA, AMD or the CPU.
 
-Low-level calls keep PyGPU's names (``cudaSetDevice``, ``cudaStream_t``,
-``DeviceArray_float64``, ...) and return status objects; everything above them raises
-``CudaError`` subclasses. Choose the backend with ``PYGPU_BACKEND`` (``cuda``, ``hip``,
-``host``) or ``set_backend`` before the first GPU call.
+Devices, streams, events, memory, arrays on the device (``GPUArray``) and your own CUDA C
+kernels, compiled ahead of time or at run time (``pygpu.compiler.SourceModule``). Code written
+for PyCUDA runs after renaming its imports (``import pygpu.gpuarray as gpuarray``,
+``import pygpu.driver as cuda``); arrays go to CuPy, PyTorch and JAX without a copy.
+
+Backends: ``cuda`` (NVIDIA; the default), ``hip`` (AMD) and ``host``, which runs the same
+kernels on the CPU with no GPU at all. Choose with ``PYGPU_BACKEND=host`` (or ``cuda``,
+``hip``) in the environment, or ``pygpu.set_backend("host")`` before the first GPU call.
+
+Example (on any machine, with ``PYGPU_BACKEND=host``)::
+
+    >>> import numpy as np
+    >>> import pygpu.gpuarray as gpuarray
+    >>> x = gpuarray.to_gpu(np.arange(4, dtype=np.float32))
+    >>> (2 * x + 1).get()
+    array([1., 3., 5., 7.], dtype=float32)
+    >>> float(gpuarray.sum(x).get())
+    6.0
+
+Modules, as PyCUDA's: ``gpuarray``, ``driver``, ``compiler``, ``cumath``, ``curandom``,
+``elementwise``, ``reduction``, ``scan``, ``tools``, ``characterize``, ``vec``; and pygpu's own
+``nccl`` and ``mpi`` for several GPUs. The low-level calls keep PyGPU's names
+(``cudaSetDevice``, ``cudaStream_t``, ``DeviceArray_float64``, ...) and return status objects;
+everything above them raises ``CudaError`` subclasses. Documentation: ``scripts/docs.sh`` in a
+clone builds the site (docs/ holds its pages).
 """
 
 from __future__ import annotations
@@ -34,8 +55,10 @@ from pygpu._pygpu import (
     InvalidHandleError,
     Function,
     Graph,
+    KernelParameter,
     GraphExec,
     InvalidValueError,
+    KernelArgumentWarning,
     LaunchError,
     Module,
     ModuleError,
@@ -184,8 +207,10 @@ __all__ = [
     "InvalidHandleError",
     "Function",
     "Graph",
+    "KernelParameter",
     "GraphExec",
     "InvalidValueError",
+    "KernelArgumentWarning",
     "LaunchError",
     "Module",
     "ModuleError",

@@ -16,7 +16,17 @@ import numpy as np
 from pygpu import _kernel_parts
 from pygpu._kernels import load_kernels
 from pygpu._multi_device import check_devices, current_device
-from pygpu._pygpu import Function, Module, cudaEvent_t, cudaEventQuery, cudaEventRecord, mem_alloc, memcpy_htod
+from pygpu._pygpu import (
+    Function,
+    Module,
+    cudaEvent_t,
+    cudaEventQuery,
+    cudaEventRecord,
+    mem_alloc,
+    memcpy_dtoh,
+    memcpy_htod,
+    pool_alloc,
+)
 
 if TYPE_CHECKING:
     from pygpu.gpuarray import GPUArray
@@ -39,6 +49,44 @@ _in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...]]] = collections
 
 # index dtype -> the kernels' index_kind code
 INDEX_KINDS = {np.dtype(np.int32): 0, np.dtype(np.uint32): 1, np.dtype(np.int64): 2, np.dtype(np.uint64): 3}
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_NONE_BAD = np.iinfo(np.uint64).max
+
+
+def check_indices(indices: GPUArray, lo: int, hi: int, stream: Any, what: str, size: int, offset: int = 0) -> None:
+    """Raises IndexError, naming the first offending index and its position, unless every entry
+    of the C-contiguous integer GPUArray ``indices`` plus ``offset`` lies in ``[lo, hi)``;
+    ``size`` is the length of the array the indices address (for the message). The check runs
+    on the device (kernels/array_functions.cu's check_indices, which reads only the indices) on
+    ``stream``, then waits for it: no index is followed before it has been checked."""
+    n = indices.size
+    if n == 0:
+        return
+    kind = INDEX_KINDS[indices.dtype]
+    # The kernel compares the raw index: move the bounds instead of adding the offset.
+    low, high = max(lo - offset, _INT64_MIN), min(hi - offset, _INT64_MAX)
+    if low >= high:
+        low = high = 0  # an empty interval: every index is out of bounds
+    flag = np.array([_NONE_BAD], np.uint64)
+    buffer = pool_alloc(flag.nbytes)
+    read_on(stream, indices)
+    memcpy_htod(buffer, flag, stream)
+    f = function("array_functions", "check_indices", "PiqqqP")
+    launch(f, grid_for(n), BLOCK, stream, indices.ptr, kind, n, low, high, buffer)
+    memcpy_dtoh(flag, buffer, stream)  # waits for the check
+    if int(flag[0]) == _NONE_BAD:
+        return
+    position = int(flag[0])
+    value = np.empty(1, indices.dtype)
+    memcpy_dtoh(value, indices.ptr + position * indices.dtype.itemsize, stream)
+    index = int(value[0])
+    shown = f"index {index}" if not offset else f"index {index} + offset {offset} = {index + offset}"
+    valid = f"the valid indices are {lo} to {hi - 1}" if lo < hi else "it has no valid index"
+    raise IndexError(
+        f"{what}: {shown} (at position {position} of the indices) is out of bounds for an array of size {size}; {valid}"
+    )
 
 
 def module(name: str) -> Module:
@@ -92,6 +140,13 @@ def launch(f: Function, grid: int, block: int, stream: Any, *args: Any, keep: tu
     f.prepared_async_call((grid, 1), (block, 1, 1), stream, *args)
     if keep:
         _hold(stream, keep)
+
+
+def hold(stream: Any, objects: tuple[Any, ...]) -> None:
+    """Keeps ``objects`` (temporaries of work just issued on ``stream``) referenced until that
+    work has completed."""
+    if objects:
+        _hold(stream, objects)
 
 
 def _hold(stream: Any, objects: tuple[Any, ...]) -> None:

@@ -20,9 +20,10 @@ import threading
 import time
 from pathlib import Path
 
-from pygpu import _kernel_parts
+from pygpu import _kernel_declarations, _kernel_parts
+from pygpu._kernel_declarations import Declaration
 
-__all__ = ["build", "has_source", "source_names"]
+__all__ = ["build", "declaration", "has_source", "source_names"]
 
 _sources: dict[str, str] | None = None
 
@@ -61,7 +62,19 @@ def _module_source(folder: Path, name: str) -> str | None:
 
 
 def has_source(name: str) -> bool:
+    """Whether bundled module ``name`` can be built from its embedded source."""
     return name in source_names()
+
+
+def declaration(module: str, kernel: str) -> tuple[Declaration, ...] | None:
+    """The parameters of bundled kernel ``kernel`` of module ``module`` (``arith_f64`` is a part
+    of kernels/arith.cu), as its source declares them (``PYGPU_KERNEL`` is pygpu_kernel.h's
+    ``extern "C" __global__``)."""
+    sources = _all_sources()
+    text = sources.get(f"{module}.cu") or sources.get(f"{module.partition('_')[0]}.cu")
+    if text is None:
+        return None
+    return _kernel_declarations.declaration('#define PYGPU_KERNEL extern "C" __global__\n' + text, kernel)
 
 
 def _sources_dir(root: Path) -> Path:

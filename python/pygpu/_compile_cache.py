@@ -25,6 +25,7 @@ from pathlib import Path
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "CacheUnwritableError",
+    "ComputedIncludeError",
     "cache_root",
     "load",
     "make_key",
@@ -181,6 +182,13 @@ def _trim(folder: Path, max_bytes: int) -> None:
 
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MULTILINE)
+# `#include NAME`: the header is a macro's expansion, known only to the preprocessor.
+_COMPUTED_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]+([A-Za-z_][^\n]*)$", re.MULTILINE)
+
+
+class ComputedIncludeError(Exception):
+    """The source (or a header it includes) names a header through a macro (``#include NAME``):
+    which file that is depends on the macros, so no key built from the text can cover it."""
 
 
 def resolve_includes(
@@ -192,15 +200,27 @@ def resolve_includes(
     is part of the key). Conditional inclusion is not evaluated: every ``#include`` line
     counts, which can only make the key stricter. A header found in a folder of ``opaque``
     (folder -> its identity: a toolkit's) is neither read nor followed: its digest covers the
-    folder's identity and the file's size and modification time."""
+    folder's identity and the file's size and modification time. An absolute name is
+    taken as it is. Raises :class:`ComputedIncludeError` for a ``#include NAME`` (a macro):
+    the caller then compiles without the cache."""
     found: list[tuple[str, Path, bytes]] = []
     seen: set[Path] = set()
     pending: list[tuple[bytes, Path | None]] = [(source.encode(errors="surrogateescape"), None)]
     while pending:
         text, here = pending.pop()
+        computed = _COMPUTED_INCLUDE.search(text)
+        if computed is not None:
+            where = f" in {here}" if here is not None else ""
+            raise ComputedIncludeError(
+                f"`{computed.group(0).decode(errors='replace').strip()}`{where} includes a header named by a macro"
+            )
         for m in _INCLUDE.finditer(text):
             quote, name = m.group(1), m.group(2).decode(errors="surrogateescape").strip()
-            candidates = ([here] if quote == b'"' and here is not None else []) + include_dirs
+            if os.path.isabs(name):
+                candidates = [Path(os.path.dirname(name))]
+                name = os.path.basename(name)
+            else:
+                candidates = ([here] if quote == b'"' and here is not None else []) + include_dirs
             for folder in candidates:
                 # One stat per folder tried (os, not pathlib: this runs on every new process's cache hit).
                 try:

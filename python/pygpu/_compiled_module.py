@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pygpu._pygpu import Function, Module
+from pygpu._kernel_hints import missing_kernel_hint
+from pygpu._pygpu import Function, Module, ModuleError
 
 __all__ = ["NO_TEXTURES", "CompiledModule"]
 
@@ -20,11 +21,24 @@ class CompiledModule:
     """``get_function(name)`` gives a :class:`pygpu.Function`, ``get_global(name)`` a
     (device address, size) pair, from the module ``loaded()`` returns."""
 
+    #: The CUDA C the module was compiled from ("" where unknown), and whether it was left
+    #: without an ``extern "C"`` wrapping: what a failed look-up's explanation reads.
+    source_text = ""
+    no_extern_c = False
+
     def loaded(self) -> Module:
         raise NotImplementedError
 
     def get_function(self, name: str) -> Function:
-        return self.loaded().get_function(name)
+        """The kernel ``name`` (its mangled name where it has C++ linkage); where there is none,
+        the error says why (a template, a namespace, C++ linkage) when the source shows it."""
+        try:
+            return self.loaded().get_function(name)
+        except ModuleError as e:
+            hint = missing_kernel_hint(self.source_text, name, self.no_extern_c) if self.source_text else None
+            if hint:
+                e.add_note(hint)
+            raise
 
     def get_global(self, name: str) -> tuple[int, int]:
         """(device address, size in bytes) of a ``__device__`` or ``__constant__`` variable."""

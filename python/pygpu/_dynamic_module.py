@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pygpu
+from pygpu import _kernel_declarations
 from pygpu._compiled_module import CompiledModule
 from pygpu._contexts import LogicError
 from pygpu._driver_enums import jit_input_type
@@ -77,6 +78,7 @@ class DynamicModule(CompiledModule):
         self.cuda_libdir = cuda_libdir
         self.module: Module | None = None
         self._link_called = False
+        self._sources: list[str] = []
         if self.backend == "host":
             if link_options:
                 raise ValueError("link_options tune the CUDA linker: the host backend takes none")
@@ -122,6 +124,8 @@ class DynamicModule(CompiledModule):
             self.include_dirs,
             target=target,
         )
+        # Kernels of all the sources are looked up in the one linked module.
+        self._sources.append(compiler._source_text(source))
         if self.backend == "host":
             self._host_inputs.append((f"{name}.o", binary))
         else:
@@ -198,6 +202,8 @@ class DynamicModule(CompiledModule):
                 raise
             self._report(True, *self._linker.logs())
         self.module = Module(binary)
+        self.source_text = "\n".join(self._sources)
+        self.module._set_declarations(_kernel_declarations.lookup(self.source_text))
         return self
 
     def _host_link(self) -> bytes:

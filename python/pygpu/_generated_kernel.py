@@ -4,6 +4,7 @@ arguments of a call against the declared ones."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,14 @@ from pygpu.tools import Argument, ScalarArg, VectorArg, dtype_to_ctype
 __all__ = [
     "compile_kernels",
     "grid_for",
+    "in_c_order",
+    "index_range",
     "launch_size",
     "layout_asserts",
+    "mixed_orders",
     "pack_arguments",
     "prepared_signature",
+    "release_copies",
     "type_prelude",
 ]
 
@@ -31,10 +36,20 @@ INDEX_TYPE = "long long"
 _sm_count: dict[tuple[str, int], int] = {}
 
 
+_HALF_PRELUDE = """#if defined(__HIPCC__)
+#include <hip/hip_fp16.h>
+#else
+#include <cuda_fp16.h>
+#endif"""
+
+
 def type_prelude(dtypes: list[np.dtype]) -> str:
-    """What goes before the user's preamble: pygpu's complex (as ``pycuda::complex``) and the
-    C definitions of registered structs among ``dtypes``."""
+    """What goes before the user's preamble: ``__half`` (the C type of float16: the toolkit's
+    cuda_fp16.h, hip_fp16.h on HIP, pygpu's own on the host), pygpu's complex (as
+    ``pycuda::complex``) and the C definitions of registered structs among ``dtypes``."""
     parts = []
+    if any(dt == np.float16 for dt in dtypes):
+        parts.append(_HALF_PRELUDE)
     if any(dt.kind == "c" for dt in dtypes):
         parts.append('#include "pygpu_types.h"\nnamespace pycuda { using pygpu::complex; }')
     structs = [dt for dt in dtypes if dt.fields is not None]
@@ -142,6 +157,12 @@ def scalar_value(arg: ScalarArg, value: Any, index: int) -> Any:
         return value
     if isinstance(value, pygpu.DeviceAllocation) or hasattr(value, "gpudata"):
         raise TypeError(f"argument {index} ({arg.name}) is declared as a scalar {dtype_to_ctype(dt)}, got an array")
+    if value is None or isinstance(value, (str, bytes)):
+        # numpy would turn None into NaN and parse a string: a number is meant, so say so.
+        raise TypeError(
+            f"argument {index} ({arg.name}) is declared as a scalar {dtype_to_ctype(dt)}: pass a number, "
+            f"not {type(value).__name__} {value!r}"
+        )
     try:
         return dt.type(value)
     except (TypeError, ValueError, OverflowError) as e:
@@ -195,3 +216,109 @@ def check_sizes(arguments: list[Argument], vectors: list[Any], n: int, what: str
                 f"{what}: array {name} has {v.size} elements but the kernel runs over {n} "
                 f"(the size of {names[0]}); pass arrays of at least that size"
             )
+
+
+def index_range(range_: Any, slice_: Any, size: int, what: str) -> tuple[int, int, int]:
+    """(first index, step, count) of the indices a call reduces over: all of the first
+    array's, ``range=`` exactly (each index inside the first array), or ``slice=`` clipped."""
+    if range_ is not None and slice_ is not None:
+        raise TypeError(f"{what}: pass range= or slice=, not both")
+    if slice_ is not None:
+        if not isinstance(slice_, slice):
+            raise TypeError(f"{what}: slice= takes a slice, not {type(slice_).__name__}")
+        start, stop, step = slice_.indices(size)
+        return start, step, len(range(start, stop, step))
+    if range_ is None:
+        return 0, 1, size
+    if not isinstance(range_, (slice, range)):
+        raise TypeError(f"{what}: range= takes a slice or range, not {type(range_).__name__}")
+    if range_.stop is None:
+        raise ValueError(f"{what}: range= needs a stop")
+    start = 0 if range_.start is None else operator.index(range_.start)
+    step = 1 if range_.step is None else operator.index(range_.step)
+    if step == 0:
+        raise ValueError(f"{what}: range= step cannot be zero")
+    indices = range(start, operator.index(range_.stop), step)
+    if indices:
+        low, high = min(indices[0], indices[-1]), max(indices[0], indices[-1])
+        if low < 0 or high >= size:
+            raise IndexError(
+                f"{what}: range={range_!r} reaches index {low if low < 0 else high}, outside the first "
+                f"array (size {size}); use slice= to clip to the array"
+            )
+    return start, step, len(indices)
+
+
+def _order(v: Any) -> str:
+    """The order an array is contiguous in when it is only one: C or F; an empty string for one
+    contiguous in both or neither (1-D, one element, empty: memory order is index order)."""
+    flags = v.flags
+    if flags.c_contiguous == flags.f_contiguous:
+        return ""
+    return "C" if flags.c_contiguous else "F"
+
+
+def mixed_orders(vectors: list[Any]) -> bool:
+    """Whether ``vectors`` hold both a C-only and a Fortran-only contiguous array: then the
+    generated loop's ``x[i]`` (memory order) would pair elements of different indices."""
+    orders = {_order(v) for v in vectors}
+    return "C" in orders and "F" in orders
+
+
+def in_c_order(
+    arguments: list[Argument], launch: list[Any], vectors: list[Any], what: str, stream: Any
+) -> tuple[list[Any], list[tuple[Any, Any]]]:
+    """(the launch arguments with each Fortran-only array replaced by a C-ordered copy, the
+    (original, copy) pairs for :func:`release_copies`): a kernel given C and Fortran arrays of
+    one shape then pairs elements as numpy does (by index, not by memory position). ValueError
+    when a Fortran array shares memory with another argument, where a copy (and copying it
+    back) would change what the kernel sees."""
+    from pygpu.gpuarray._layout import extent
+
+    def span(v: Any) -> tuple[int, int]:
+        if not v.size:
+            return (0, 0)
+        lo, hi = extent(v.shape, v.strides, v.dtype.itemsize)
+        return (v.ptr + lo, v.ptr + hi)
+
+    names = [a.name for a in arguments if isinstance(a, VectorArg)]
+    spans = [span(v) for v in vectors]
+    copies: dict[int, Any] = {}
+    for k, v in enumerate(vectors):
+        if _order(v) != "F":
+            continue
+        lo, hi = spans[k]
+        for j, w in enumerate(vectors):
+            if j != k and w is not v and spans[j][0] < hi and lo < spans[j][1]:
+                raise ValueError(
+                    f"{what}: array {names[k]} is in Fortran order and array {names[j]} in another order, "
+                    f"and they share memory: the kernel indexes memory by i, so pass arrays of one order "
+                    f"(e.g. {names[k]}.copy(order='C'))"
+                )
+        if id(v) not in copies:
+            copies[id(v)] = _c_copy(v, stream)
+    by_id = {id(v): v for v in vectors}
+    new_launch = [copies.get(id(x), x) if id(x) in by_id else x for x in launch]
+    return new_launch, [(by_id[i], c) for i, c in copies.items()]
+
+
+def _c_copy(v: Any, stream: Any) -> Any:
+    from pygpu.gpuarray._creation import empty
+    from pygpu.gpuarray._transfer import copy_into
+
+    out = empty(v.shape, v.dtype, allocator=v.allocator)
+    copy_into(out, v, stream)
+    return out
+
+
+def release_copies(pairs: list[tuple[Any, Any]], stream: Any, write_back: bool) -> None:
+    """After the launch: copies each C-ordered stand-in of :func:`in_c_order` back into its
+    Fortran original when ``write_back``, and keeps the stand-ins alive until the device is done
+    with them."""
+    from pygpu import _bundled
+    from pygpu.gpuarray._transfer import copy_into
+
+    if write_back:
+        for original, copy in pairs:
+            copy_into(original, copy, stream)
+    _bundled.hold(stream, tuple(c for _, c in pairs))

@@ -19,10 +19,15 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = [
     "HostStandardWarning",
     "HostKernel",
+    "compile_timeout",
     "compiler_identity",
     "device_launch_lines",
     "find_cxx",
@@ -195,6 +200,13 @@ def translate_options(options: list[str]) -> list[str]:
             option = f"-std={value}"
         elif option.startswith("--std="):
             option = option[1:]
+        elif option == "--pre-include" or option.startswith("--pre-include="):
+            # nvcc's spelling of -include (NVRTC's too).
+            value = option.partition("=")[2] or next(it, None)
+            if not value:
+                raise ValueError(f"option {option!r} needs a header to include")
+            out += ["-include", value]
+            continue
         out.append(option)
     return out
 
@@ -730,29 +742,96 @@ def _workdir(keep: bool) -> Iterator[Path]:
         if keep:
             print(f"*** compiler output in {path}")
         else:
-            shutil.rmtree(path, ignore_errors=True)
+            try:
+                shutil.rmtree(path, ignore_errors=True)
+            except KeyboardInterrupt:
+                # A second Ctrl-C while removing: finish removing, then honour it.
+                shutil.rmtree(path, ignore_errors=True)
+                raise
+
+
+def compile_timeout() -> float:
+    """The seconds one compiler run may take: ``$PYGPU_COMPILE_TIMEOUT``, else 300."""
+    value = os.environ.get("PYGPU_COMPILE_TIMEOUT")
+    if value is None or not value.strip():
+        return _DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(
+            f"PYGPU_COMPILE_TIMEOUT={value!r}: it must be a positive number of seconds (the limit on one "
+            f"compiler run; unset it for the default {_DEFAULT_TIMEOUT_S:g})"
+        )
+    return seconds
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Kills the compiler and every process it started (cc1plus, as, ld: one process group, its
+    own), then reaps the compiler: nothing of it runs, or writes, after this returns."""
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone already
+    try:
+        process.kill()  # in case the group could not be signalled
+    except OSError:
+        pass
+    process.wait()
 
 
 def _run(command: list[str], folder: Path, result: str, timeout: float | None) -> tuple[bytes | None, list[str], str]:
-    """Runs the compiler or linker in ``folder``; (the result file's bytes or None, command, output)."""
+    """Runs the compiler or linker in ``folder``; (the result file's bytes or None, command, output).
+
+    The compiler runs in a process group of its own, with its temporary files (``TMPDIR``) in
+    ``folder``: when the run is interrupted (Ctrl-C's KeyboardInterrupt, any exception) or
+    times out, the whole group is killed before this returns or re-raises, and ``_workdir``
+    then removes the folder with whatever it held."""
     # Imported here: a cache hit never runs the compiler, and a new process should not pay for these.
     import signal
     import subprocess
 
-    limit = timeout if timeout is not None else float(os.environ.get("PYGPU_COMPILE_TIMEOUT", _DEFAULT_TIMEOUT_S))
+    limit = timeout if timeout is not None else compile_timeout()
+    env = {**os.environ, "TMPDIR": str(folder)}
+    process = subprocess.Popen(
+        command,
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    with process:
+        try:
+            out, err = process.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _stop(process)
+            out, err = process.communicate()
+            return (
+                None,
+                command,
+                f"the compiler ran longer than {limit:g} s and was stopped (PYGPU_COMPILE_TIMEOUT)\n"
+                + (err or b"").decode(errors="replace"),
+            )
+        except BaseException:
+            _stop(process)
+            raise
+    log = (out + err).decode(errors="replace").strip()
+    if process.returncode < 0:
+        number = -process.returncode
+        name = signal.Signals(number).name if number in signal.valid_signals() else "?"
+        return None, command, f"the compiler was killed by signal {number} ({name})\n{log}"
+    if process.returncode != 0:
+        return None, command, log or f"the compiler exited with status {process.returncode}"
     try:
-        done = subprocess.run(command, cwd=folder, capture_output=True, timeout=limit, check=False)
-    except subprocess.TimeoutExpired as e:
-        output = (e.stderr or b"").decode(errors="replace")
+        return (folder / result).read_bytes(), command, log
+    except FileNotFoundError:
         return (
             None,
             command,
-            f"the compiler ran longer than {limit:g} s and was stopped (PYGPU_COMPILE_TIMEOUT)\n{output}",
+            f"the compiler ({command[0]}) exited with status 0 but wrote no {result}: is $CXX a C++ compiler?"
+            + (f"\n{log}" if log else ""),
         )
-    log = (done.stdout + done.stderr).decode(errors="replace").strip()
-    if done.returncode < 0:
-        name = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else "?"
-        return None, command, f"the compiler was killed by signal {-done.returncode} ({name})\n{log}"
-    if done.returncode != 0:
-        return None, command, log or f"the compiler exited with status {done.returncode}"
-    return (folder / result).read_bytes(), command, log

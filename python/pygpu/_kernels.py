@@ -3,6 +3,7 @@ the active backend."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 from pygpu._driver_enums import device_attribute
@@ -76,7 +77,20 @@ def kernel_files(name: str) -> list[str]:
 
 
 def load_kernels(name: str) -> Module:
-    """Loads bundled kernel source ``name`` (e.g. "burgers") for the active backend."""
+    """Loads bundled kernel source ``name`` (e.g. "burgers") for the active backend; its
+    kernels know their parameters (``Function.parameters``) from the embedded source."""
+    module = _load_kernels(name)
+    module._set_declarations(functools.partial(_bundled_declaration, name))
+    return module
+
+
+def _bundled_declaration(module: str, kernel: str) -> object:
+    from pygpu import _bundled_sources
+
+    return _bundled_sources.declaration(module, kernel)
+
+
+def _load_kernels(name: str) -> Module:
     files = [f for f in kernel_files(name) if os.path.isfile(f)]
     if not files:
         # No prebuilt binary in this install (pip install from source, or a backend the wheel

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pygpu._driver_enums import mem_attach_flags
-from pygpu._pinned import _like_order, _order, _shape
+from pygpu._pinned import _like_order, _order, _shape, raw_memory_dtype
 from pygpu._pygpu import ManagedAllocation
 
 __all__ = ["managed_empty", "managed_empty_like", "managed_zeros", "managed_zeros_like"]
@@ -43,7 +43,7 @@ def managed_empty(shape: Any, dtype: Any, order: str = "C", mem_flags: int = 0) 
     GLOBAL (any stream may use it) or HOST (only the host, until attached)."""
     flags = _attach_flags(mem_flags)
     dims = _shape(shape)
-    dt = np.dtype(dtype)
+    dt = raw_memory_dtype(dtype, "managed_empty")
     nbytes = math.prod(dims) * dt.itemsize
     if nbytes > sys.maxsize:
         raise ValueError(f"shape {dims} of {dt} needs {nbytes} bytes, more than an allocation can hold")
@@ -60,10 +60,12 @@ def managed_zeros(shape: Any, dtype: Any, order: str = "C", mem_flags: int = 0) 
 
 
 def managed_empty_like(array: npt.NDArray[Any], mem_flags: int = 0) -> npt.NDArray[Any]:
+    """An uninitialised numpy array in managed memory of ``array``'s shape, dtype and order."""
     return managed_empty(array.shape, array.dtype, _like_order(array), mem_flags)
 
 
 def managed_zeros_like(array: npt.NDArray[Any], mem_flags: int = 0) -> npt.NDArray[Any]:
+    """A zero-filled numpy array in managed memory of ``array``'s shape, dtype and order."""
     result = managed_empty_like(array, mem_flags)
     result.fill(0)
     return result

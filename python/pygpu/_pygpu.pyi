@@ -50,6 +50,11 @@ class ModuleError(CudaError):
 class BackendUnavailableError(CudaError, RuntimeError):
     """The requested backend cannot be used on this machine."""
 
+class KernelArgumentWarning(UserWarning):
+    """A kernel was launched with an array whose elements have the size but not the type of
+    its pointer parameter's (an int32 array for a float*): the kernel reinterprets the bits.
+    Make it an error with warnings.simplefilter("error", pygpu.KernelArgumentWarning)."""
+
 @final
 class cudaError:
     """The status of a low-level call: the raw integer code, its name and message.
@@ -246,6 +251,17 @@ class AllocationExport:
     """One live zero-copy export of a DeviceAllocation: keeps it alive and ``free()`` refused."""
     @property
     def allocation(self) -> DeviceAllocation: ...
+
+def allocation_extent(ptr: int) -> tuple[int, int] | None:
+    """(start, bytes) of the allocation that holds address ``ptr``, where the backend knows one:
+    on the host backend a live pygpu allocation (a pooled block's bytes as asked for; 0 for an
+    idle pool block, memory already freed), page-locked or registered host memory; on CUDA the
+    driver's allocation; None otherwise."""
+
+def host_span_is_mapped(ptr: int, nbytes: int) -> bool | None:
+    """Whether every page of host memory ``[ptr, ptr + nbytes)`` is mapped in this process
+    (Linux; None elsewhere): refuses addresses that cannot be memory at all, not memory that
+    belongs to someone else."""
 
 def is_device_memory(ptr: int, nbytes: int) -> bool | None:
     """Whether ``[ptr, ptr + nbytes)`` lies inside one live pygpu allocation (or page-locked or
@@ -504,6 +520,7 @@ class Module:
     @staticmethod
     def from_file(path: str | os.PathLike[str]) -> Module: ...
     def get_function(self, name: str) -> Function: ...
+    def _set_declarations(self, lookup: Callable[[str], Any]) -> None: ...
     def get_global(self, name: str) -> tuple[int, int]:
         """(device address, size in bytes) of a global variable."""
     def get_texref(self, name: str) -> None:
@@ -515,11 +532,29 @@ class Module:
         unloaded once no Function or graph of it remains."""
 
 @final
+class KernelParameter:
+    """One parameter of a kernel, as ``Function.parameters`` lists them: ``name`` and ``c_type``
+    from the kernel's declaration (None where only the size is known), ``size`` in bytes."""
+    @property
+    def name(self) -> str | None:
+        """The parameter's name in the kernel's declaration (None: unnamed, or only its size is known)."""
+    @property
+    def c_type(self) -> str | None:
+        """Its C type as declared, e.g. ``"const float *"`` (None: only its size is known)."""
+    @property
+    def size(self) -> int | None:
+        """Its size in bytes (None: neither the declaration nor the backend gives it)."""
+
+@final
 class Function:
     """A kernel, launched PyCUDA's way: ``f(*args, block=(x, y, z), grid=(x, y), stream=None, shared=0)``.
 
     Device arrays and allocations pass their pointer, numpy scalars their value,
-    driver.In/Out/InOut (PyCUDA's ArgumentHandler protocol) stand for their device memory."""
+    driver.In/Out/InOut (PyCUDA's ArgumentHandler protocol) stand for their device memory.
+    Where the kernel's declaration is known (``parameters``: kernels of ``SourceModule`` and
+    the bundled kernels), arguments may be given by parameter name, Python numbers become the
+    parameters' C types, and arrays must match their pointers' element types
+    (docs/kernel_signatures.md)."""
     def __call__(
         self,
         *args: Any,
@@ -528,10 +563,17 @@ class Function:
         stream: cudaStream_t | None = None,
         shared: int = 0,
         texrefs: Iterable[Any] | None = None,
+        **kwargs: Any,
     ) -> None: ...
-    def prepare(self, arg_types: str | Iterable[Any], texrefs: Iterable[Any] | None = None) -> Self:
+    def prepare(self, arg_types: str | Iterable[Any] | None = None, texrefs: Iterable[Any] | None = None) -> Self:
         """Declares parameter types: struct characters such as "PiPd" ("12s" a 12-byte struct),
-        or numpy types, a structured dtype being a struct by value (its C layout checked)."""
+        or numpy types, a structured dtype being a struct by value (its C layout checked).
+        Without ``arg_types``, the types of the kernel's declaration (``parameters``)."""
+    @property
+    def parameters(self) -> tuple[KernelParameter, ...] | None:
+        """The kernel's parameters, from its declaration where pygpu read it, else their sizes
+        alone where the backend reports them; None where neither is known."""
+    def _declare(self, described: list[tuple[str | None, str, str, int, int, tuple[str, int, int] | None]]) -> bool: ...
     def prepared_call(
         self, grid: int | tuple[int, ...], block: int | tuple[int, ...], *args: Any, shared_size: int = 0
     ) -> None:
@@ -625,6 +667,9 @@ class DLPackTensor:
     """A tensor taken from a DLPack capsule; ``int()`` is the address of element 0."""
     @property
     def ptr(self) -> int: ...
+    @property
+    def data(self) -> int:
+        """The DLTensor's ``data`` pointer (before ``byte_offset``): what the producer allocated."""
     def __int__(self) -> int: ...
     def __index__(self) -> int: ...
     @property

@@ -144,7 +144,8 @@ def _usable_nvrtc(candidate: str, tried: list[str]) -> str | None:
         # compiling with it reports a library that does not load.
         if os.path.isfile(candidate):
             return candidate
-        tried.append(f"{candidate}: no such file")
+        named = " (named by $PYGPU_NVRTC)" if os.environ.get("PYGPU_NVRTC") == candidate else ""
+        tried.append(f"{candidate}{named}: no such file")
         return None
     # A bare name found as a file in the loader's folders is named by its path: loading
     # NVRTC takes milliseconds, and a cache hit needs only the library's identity.
@@ -184,6 +185,24 @@ def find_hiprtc() -> str:
     )
 
 
+def load_failure(kind: str, library: str, error: BaseException) -> BackendUnavailableError:
+    """``error`` (the loader's "dlopen failed: ...") as an error that also says where the
+    library came from and what to install instead."""
+    variable = "PYGPU_HIPRTC" if kind == "hiprtc" else "PYGPU_NVRTC"
+    origin = f" (named by ${variable})" if os.environ.get(variable) and os.environ.get(variable) == library else ""
+    if kind == "hiprtc":
+        fix = (
+            "install ROCm's hiprtc (e.g. apt-get install libhiprtc-dev, or the rocm package) or point "
+            f"{variable} at a working libhiprtc.so"
+        )
+    else:
+        fix = (
+            "pip install nvidia-cuda-nvrtc (CUDA 13 driver) or nvidia-cuda-nvrtc-cu12 (CUDA 12), or point "
+            f"{variable} at a working libnvrtc.so (unset it to let pygpu search)"
+        )
+    return BackendUnavailableError(f"{kind} library {library}{origin} cannot be loaded: {error}. To fix: {fix}")
+
+
 def library_identity(library: str) -> str:
     """Stands for the library's version in cache keys without loading it: the path, and
     the file's (through symbolic links) device, inode, size and modification time; a bare
@@ -192,7 +211,10 @@ def library_identity(library: str) -> str:
         st = os.stat(library)
         return f"{library}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
     kind = "hiprtc" if "hiprtc" in library else "nvrtc"
-    return f"{library}:{rtc_version(kind, library)}"
+    try:
+        return f"{library}:{rtc_version(kind, library)}"
+    except BackendUnavailableError as e:
+        raise load_failure(kind, library, e) from e
 
 
 # nvcc options with no NVRTC counterpart, and why; an option here is an error, so that a

@@ -54,10 +54,12 @@ class SurfaceReference:
 
 
 def matrix_to_texref(*args: Any, **kwargs: Any) -> NoReturn:
+    """Removed in CUDA 12 (texture references): raises NotImplementedError naming the replacement."""
     texref_removed("matrix_to_texref")
 
 
 def bind_array_to_texref(*args: Any, **kwargs: Any) -> NoReturn:
+    """Removed in CUDA 12 (texture references): raises NotImplementedError naming the replacement."""
     texref_removed("bind_array_to_texref")
 
 
@@ -68,18 +70,22 @@ _NO_ARRAYS = (
 
 
 def matrix_to_array(*args: Any, **kwargs: Any) -> NoReturn:
+    """CUDA arrays are not supported: raises NotImplementedError saying what to use instead."""
     raise NotImplementedError(f"matrix_to_array: {_NO_ARRAYS}")
 
 
 def np_to_array(*args: Any, **kwargs: Any) -> NoReturn:
+    """CUDA arrays are not supported: raises NotImplementedError saying what to use instead."""
     raise NotImplementedError(f"np_to_array: {_NO_ARRAYS}")
 
 
 def gpuarray_to_array(*args: Any, **kwargs: Any) -> NoReturn:
+    """CUDA arrays are not supported: raises NotImplementedError saying what to use instead."""
     raise NotImplementedError(f"gpuarray_to_array: {_NO_ARRAYS}")
 
 
 def make_multichannel_2d_array(*args: Any, **kwargs: Any) -> NoReturn:
+    """CUDA arrays are not supported: raises NotImplementedError saying what to use instead."""
     raise NotImplementedError(f"make_multichannel_2d_array: {_NO_ARRAYS}")
 
 
@@ -105,20 +111,25 @@ class ArrayDescriptor3D:
 
 
 def memcpy_atoa(*args: Any, **kwargs: Any) -> NoReturn:
+    """Copies between CUDA arrays: not supported (raises NotImplementedError saying what to use instead)."""
     raise NotImplementedError(f"memcpy_atoa: {_NO_ARRAYS}")
 
 
 def memcpy_atod(*args: Any, **kwargs: Any) -> NoReturn:
+    """Copies from a CUDA array: not supported (raises NotImplementedError saying what to use instead)."""
     raise NotImplementedError(f"memcpy_atod: {_NO_ARRAYS}")
 
 
 def memcpy_atoh(*args: Any, **kwargs: Any) -> NoReturn:
+    """Copies from a CUDA array: not supported (raises NotImplementedError saying what to use instead)."""
     raise NotImplementedError(f"memcpy_atoh: {_NO_ARRAYS}")
 
 
 def memcpy_dtoa(*args: Any, **kwargs: Any) -> NoReturn:
+    """Copies into a CUDA array: not supported (raises NotImplementedError saying what to use instead)."""
     raise NotImplementedError(f"memcpy_dtoa: {_NO_ARRAYS}")
 
 
 def memcpy_htoa(*args: Any, **kwargs: Any) -> NoReturn:
+    """Copies into a CUDA array: not supported (raises NotImplementedError saying what to use instead)."""
     raise NotImplementedError(f"memcpy_htoa: {_NO_ARRAYS}")

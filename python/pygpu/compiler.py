@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import pygpu
-from pygpu import _compile_cache, _host_compiler, _rtc, _toolkit_headers
+from pygpu import _compile_cache, _host_compiler, _kernel_declarations, _rtc, _toolkit_headers
 from pygpu._compiled_module import NO_TEXTURES, CompiledModule
 from pygpu._dynamic_module import DynamicModule, DynamicSourceModule
 from pygpu._kernels import device_capability
 from pygpu._pygpu import (
+    BackendUnavailableError,
     Module,
     cudaDeviceProp,
     cudaGetDevice,
@@ -103,24 +104,106 @@ def _still_valid(stamp: _Stamp) -> bool:
 
 
 def _include_dirs(options: list[str], include_dirs: list[str]) -> list[Path]:
+    """The folders the compiler searches for headers, as the options and ``include_dirs`` name
+    them (``-I``, ``--include-path``, ``-isystem``, ``-iquote``, ``-idirafter``; joined or not)."""
     dirs = [Path(d) for d in include_dirs]
+    folders = [flag for flag, is_folder in _PATH_OPTIONS.items() if is_folder]
     it = iter(options)
     for option in it:
-        if option == "-I":
-            value = next(it, None)
+        head, eq, value = option.partition("=")
+        if option in folders:
+            following = next(it, None)
+            if following:
+                dirs.append(Path(following))
+        elif eq and head in folders:
             if value:
                 dirs.append(Path(value))
-        elif option.startswith("-I"):
-            dirs.append(Path(option[2:]))
-        elif option.startswith("--include-path="):
-            dirs.append(Path(option.split("=", 1)[1]))
+        elif not eq or option.startswith("-I"):
+            flag = next((f for f in ("-isystem", "-iquote", "-idirafter", "-I") if option.startswith(f)), None)
+            if flag is not None and len(option) > len(flag):
+                dirs.append(Path(option[len(flag) :]))
     return dirs
 
 
-def _absolute_include(option: str) -> str:
-    if option.startswith("-I") and len(option) > 2:
-        return f"-I{os.path.abspath(option[2:])}"
-    return option
+# Options naming an include folder, or a header to include first: (spelling, is it a folder).
+# Their relative paths are made absolute at call time: the compiler runs in a temporary folder,
+# and the in-process memo must not take `-Iinc` after a chdir for the folder it named before.
+_PATH_OPTIONS = {
+    "-I": True,
+    "--include-path": True,
+    "-isystem": True,
+    "-iquote": True,
+    "-idirafter": True,
+    "-include": False,
+    "--pre-include": False,
+}
+
+
+def _absolute(value: str, folder: bool) -> str:
+    # A header to pre-include that is not there relative to here is searched for on the include path.
+    if folder or os.path.exists(value):
+        return os.path.abspath(value)
+    return value
+
+
+def _absolute_paths(options: list[str]) -> list[str]:
+    """``options`` with the relative folder of each include-folder option (``-Idir``, ``-I dir``,
+    ``--include-path=dir``, ``-isystem dir``...) and the relative file of each ``-include`` /
+    ``--pre-include`` made absolute against the current folder, now."""
+    out: list[str] = []
+    it = iter(options)
+    for option in it:
+        head, eq, value = option.partition("=")
+        if option in _PATH_OPTIONS:
+            out.append(option)
+            following = next(it, None)
+            if following is not None:
+                out.append(_absolute(following, _PATH_OPTIONS[option]))
+        elif eq and head in _PATH_OPTIONS and value:
+            out.append(f"{head}={_absolute(value, _PATH_OPTIONS[head])}")
+        elif option.startswith(("-I", "-isystem", "-iquote", "-idirafter")) and not eq:
+            flag = next(f for f in ("-isystem", "-iquote", "-idirafter", "-I") if option.startswith(f))
+            out.append(f"{flag}{_absolute(option[len(flag) :], True)}")
+        else:
+            out.append(option)
+    return out
+
+
+def _pre_includes(options: list[str]) -> list[str]:
+    """The headers ``-include``/``--pre-include`` name (after :func:`_absolute_paths`): the
+    compiler reads them before the source, so they belong in the cache key as its headers do."""
+    found: list[str] = []
+    it = iter(options)
+    for option in it:
+        head, eq, value = option.partition("=")
+        if option in ("-include", "--pre-include"):
+            following = next(it, None)
+            if following:
+                found.append(following)
+        elif eq and head in ("-include", "--pre-include") and value:
+            found.append(value)
+    return found
+
+
+def _option_list(options: object, what: str = "options") -> list[str]:
+    """``options`` as a list of str. One str is taken as the whole option string, split as a
+    shell splits words (``"-DN=4 -I inc"``), so that it is never split into characters."""
+    if options is None:
+        return []
+    if isinstance(options, str):
+        import shlex
+
+        try:
+            return shlex.split(options)
+        except ValueError as e:
+            raise ValueError(f"{what}={options!r}: cannot split it into options ({e}); pass a list of str") from e
+    if isinstance(options, (bytes, bytearray)) or not hasattr(options, "__iter__"):
+        raise TypeError(f"{what} must be a list of str (or one str of options), not {type(options).__name__}")
+    items = list(options)
+    bad = [o for o in items if not isinstance(o, str)]
+    if bad:
+        raise TypeError(f"{what} must be a list of str, and holds {type(bad[0]).__name__} {bad[0]!r}")
+    return items
 
 
 # nvcc compiles the host's headers along with a kernel, so sources written for it may use glibc's
@@ -146,7 +229,7 @@ class _Plan:
         self.no_extern_c = no_extern_c
         self.include_dirs = _include_dirs(options, include_dirs)
         # Absolute include folders: the host compiler runs in a temporary folder.
-        all_options = [_absolute_include(o) for o in options] + [f"-I{os.path.abspath(d)}" for d in include_dirs]
+        all_options = _absolute_paths(options) + [f"-I{os.path.abspath(d)}" for d in include_dirs]
         # The CUDA toolkit's header folders: searched last, kept out of the key's options (a header
         # found there is keyed by its folder's identity: `opaque`), added to the compiler's.
         self.toolkit_options: list[str] = []
@@ -268,7 +351,10 @@ class _Plan:
                 self.output, gpu_arch = _rtc.nvrtc_target(self.library, self.capability, self.arch)
                 options = [*options, f"--gpu-architecture={gpu_arch}"]
             command = [kind, self.library, *options]
-            binary, log = rtc_compile(kind, self.library, self.wrapped_source(), "kernel.cu", options, self.output)
+            try:
+                binary, log = rtc_compile(kind, self.library, self.wrapped_source(), "kernel.cu", options, self.output)
+            except BackendUnavailableError as e:
+                raise _rtc.load_failure(kind, self.library, e) from e
             if keep:
                 print(f"*** {kind} options: {' '.join(self.options)}")
         if binary is None:
@@ -301,21 +387,23 @@ def compile(
     del nvcc  # the backend's compiler is used
     _mark("start")
     source = _source_text(source)
-    options = list(DEFAULT_NVCC_FLAGS if options is None else options)
-    if not all(isinstance(o, str) for o in options):
-        raise TypeError("options must be a list of str")
+    options = list(DEFAULT_NVCC_FLAGS) if options is None else _option_list(options)
+    # One folder given as a str (not a list) is that folder, not its characters.
+    given_dirs: object = include_dirs
+    include_dirs = [os.fspath(given_dirs)] if isinstance(given_dirs, (str, os.PathLike)) else list(include_dirs)
     # PYGPU_DISABLE_CACHE (PyCUDA's PYCUDA_DISABLE_CACHE), set to anything, overrides cache_dir.
-    caching = cache_dir is not False and not keep and "PYGPU_DISABLE_CACHE" not in os.environ
+    # cache_dir="" is no folder: no cache, as PyCUDA takes it (never the current folder).
+    caching = cache_dir is not False and cache_dir != "" and not keep and "PYGPU_DISABLE_CACHE" not in os.environ
     backend = pygpu.backend()
     memo_key = (
         backend,
         _device()[1] if backend != "host" else "",
         source,
-        tuple(options),
+        tuple(_absolute_paths(options)),
         no_extern_c,
         arch,
         code,
-        tuple(include_dirs),
+        tuple(os.path.abspath(d) for d in include_dirs),
         target,
         os.environ.get("CXX"),
         os.environ.get("PYGPU_NVRTC"),
@@ -330,7 +418,14 @@ def compile(
     plan = _Plan(source, options, no_extern_c, arch, code, list(include_dirs), target)
     if not caching:
         return plan.build(keep)
-    headers = _compile_cache.resolve_includes(source, plan.include_dirs, plan.opaque)
+    # Headers given by -include are read before the source: scanned as if it included them first.
+    first = "".join(f'#include "{h}"\n' for h in _pre_includes(plan.options))
+    try:
+        headers = _compile_cache.resolve_includes(first + source, plan.include_dirs, plan.opaque)
+    except _compile_cache.ComputedIncludeError:
+        # Which header a macro names is the preprocessor's to say: no key from the text covers it,
+        # so such a source is compiled every time (neither the disk cache nor the memo serves it).
+        return plan.build(keep)
     stamp = _stamp([path for _name, path, _digest in headers])
     _mark("includes resolved")
     key = plan.key(headers)
@@ -388,7 +483,10 @@ class SourceModule(CompiledModule):
         include_dirs: list[str] = [],  # noqa: B006 - PyCUDA's signature; never mutated
     ) -> None:
         binary = compile(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs)
+        self.source_text = _source_text(source)
+        self.no_extern_c = no_extern_c
         self.module = Module(binary)
+        self.module._set_declarations(_kernel_declarations.lookup(self.source_text))
         _mark("module loaded")
 
     def loaded(self) -> Module:

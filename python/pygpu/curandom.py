@@ -11,6 +11,7 @@ them draw from Philox (the Sobol-named ones too: they are not low-discrepancy se
 
 from __future__ import annotations
 
+import math
 import random as _random
 from typing import Any
 
@@ -161,6 +162,47 @@ def seed_getter_unique(n: int) -> GPUArray:
     return to_gpu(np.random.randint(0, 2**31 - 1, n).astype(np.int32))
 
 
+def _seed_value(seed: Any) -> int:
+    """An explicit seed as the generator's 64-bit key: an integer in [0, 2**64), as numpy's
+    seeding takes non-negative integers (a float, a string or a negative number is refused
+    rather than rounded or wrapped; a wider one would lose bits, and two seeds would collide)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an integer in [0, 2**64), not {type(seed).__name__} {seed!r}")
+    value = int(seed)
+    if not 0 <= value < 1 << 64:
+        raise ValueError(f"seed must be an integer in [0, 2**64) (the generator's 64-bit key), not {value}")
+    return value
+
+
+def _getter_seed(seeds: Any) -> int:
+    """The first seed a PyCUDA-style seed getter returned (a GPUArray or array of integers), as
+    the bits of its integer type: cuRAND's seeds are unsigned, and PyCUDA's getters give int32."""
+    values = np.asarray(seeds.get() if isinstance(seeds, GPUArray) else seeds)
+    if values.size == 0 or values.dtype.kind not in "iu":
+        raise TypeError(f"seed_getter must return integer seeds, not an array of {values.dtype} of size {values.size}")
+    first = values.ravel()[:1]
+    return int(first.view(np.dtype(f"u{first.dtype.itemsize}"))[0])
+
+
+def _count(value: Any, what: str) -> int:
+    """A non-negative integer count of Philox blocks (an offset or a skip)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be a non-negative integer (Philox blocks), not {type(value).__name__} {value!r}")
+    if value < 0 or value >= 1 << 64:
+        raise ValueError(f"{what} must be a non-negative integer below 2**64 (Philox blocks), not {value}")
+    return int(value)
+
+
+def _real(value: Any, what: str) -> float:
+    """``value`` as a float, refusing what is not a real number (None, strings, complex)."""
+    if isinstance(value, (str, bytes)) or value is None or isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"{what} must be a real number, not {type(value).__name__} {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what} must be a real number, not {type(value).__name__} {value!r}") from e
+
+
 class PhiloxRandomNumberGenerator:
     """Random numbers from Philox4x32-10 with a 64-bit ``seed``; each call continues the
     stream where the last one stopped (``offset`` counts Philox blocks of four 32-bit words).
@@ -172,17 +214,22 @@ class PhiloxRandomNumberGenerator:
     def __init__(self, seed_getter: Any = None, offset: int = 0, *, seed: int | None = None) -> None:
         if seed is None:
             getter = seed_getter if seed_getter is not None else seed_getter_uniform
-            seeds = getter(1)
-            seed = int(np.asarray(seeds.get() if isinstance(seeds, GPUArray) else seeds).ravel()[0])
-        self.seed = int(seed) & (2**64 - 1)
-        self.offset = int(offset)
+            if not callable(getter):
+                raise TypeError(
+                    f"seed_getter must be a function of a count returning seeds (seed_getter_uniform), not "
+                    f"{type(getter).__name__}; pass an integer seed as seed="
+                )
+            self.seed = _getter_seed(getter(1))
+        else:
+            self.seed = _seed_value(seed)
+        self.offset = _count(offset, "offset")
 
     def _advance(self, blocks: int) -> None:
         self.offset += blocks
 
     def call_skip_ahead(self, i: int, stream: Any = None) -> None:
-        """Skips ``i`` Philox blocks of the stream."""
-        self.offset += int(i)
+        """Skips ``i`` Philox blocks of the stream (``i >= 0``)."""
+        self.offset += _count(i, "call_skip_ahead's count")
 
     def fill_uniform(self, data: GPUArray, stream: Any = None) -> None:
         """Uniform numbers in [0, 1) (float types) or random bits (integer types)."""
@@ -207,6 +254,11 @@ class PhiloxRandomNumberGenerator:
         """exp() of normal numbers with the given mean and standard deviation."""
         if data.dtype.kind != "f":
             raise TypeError(f"log-normal random numbers of {data.dtype} are not supported: use float32 or float64")
+        mean, stddev = _real(mean, "mean"), _real(stddev, "stddev")
+        if not math.isfinite(mean):
+            raise ValueError(f"fill_log_normal: mean must be finite, not {mean}")
+        if not (math.isfinite(stddev) and stddev >= 0):
+            raise ValueError(f"fill_log_normal: stddev (sigma) must be finite and >= 0, as numpy's, not {stddev}")
         self._advance(_fill(data, "normal", self.seed, self.offset, stream, mean, stddev, True))
 
     def gen_log_normal(self, shape: Any, dtype: Any, mean: float, stddev: float, stream: Any = None) -> GPUArray:
@@ -236,7 +288,7 @@ class PhiloxRandomNumberGenerator:
                     f"fill_poisson: the element means lie in [{lowest}, {highest}]; they must lie "
                     f"in [0, {_MAX_POISSON_MEAN}]"
                 )
-        elif not 0 <= float(lambda_value) <= _MAX_POISSON_MEAN:  # type: ignore[arg-type]
+        elif not 0 <= _real(lambda_value, "fill_poisson's lambda_value") <= _MAX_POISSON_MEAN:
             raise ValueError(f"fill_poisson: lambda_value must lie in [0, {_MAX_POISSON_MEAN}], not {lambda_value}")
         target = data if data.flags.c_contiguous else data.copy(stream)
         f = _bundled.function(_SOURCE, f"philox_poisson_{data.dtype.name}", "PqQQdi")
@@ -260,6 +312,14 @@ class PhiloxRandomNumberGenerator:
         self._advance(data.size)
 
     def gen_poisson(self, shape: Any, dtype: Any, lambda_value: float, stream: Any = None) -> GPUArray:
+        """A new array of Poisson numbers of mean ``lambda_value`` (a number: a new array holds no
+        per-element means; for those, fill_poisson(data) with the means in data)."""
+        if lambda_value is None:
+            raise TypeError(
+                "gen_poisson needs a lambda_value (the mean): a new array has no per-element means to use; "
+                "for those, call fill_poisson(data) on an array holding them"
+            )
+        _real(lambda_value, "gen_poisson's lambda_value")
         result = empty(shape, dtype)
         self.fill_poisson(result, lambda_value, stream)
         return result

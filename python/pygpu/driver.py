@@ -47,6 +47,7 @@ from pygpu._pinned import (
     pagelocked_empty_like,
     pagelocked_zeros,
     pagelocked_zeros_like,
+    raw_memory_dtype,
 )
 from pygpu._pygpu import (
     CudaError,
@@ -336,6 +337,7 @@ def register_host_memory(ary: npt.NDArray[Any], flags: int = 0) -> npt.NDArray[A
     ``flags`` combine ``mem_host_register_flags``."""
     if not isinstance(ary, np.ndarray):
         raise TypeError(f"register_host_memory expects a numpy array, not {type(ary).__name__}")
+    raw_memory_dtype(ary.dtype, "register_host_memory")
     registered = RegisteredHostMemory(ary, int(mem_host_register_flags(flags)))
     order: Literal["C", "F"] = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
     # numpy's stubs predate PEP 688 buffers; passing the registration makes it the array's base.
@@ -376,30 +378,37 @@ def memcpy_dtoh_async(dest: Any, src: Any, stream: Any = None) -> None:
 
 
 def memcpy_dtod_async(dest: Any, src: Any, size: int | None = None, stream: Any = None) -> None:
+    """Device-to-device copy of ``size`` bytes (default: all of ``src``) enqueued on ``stream``."""
     memcpy_dtod(dest, src, size, stream)
 
 
 def memset_d8_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
+    """Sets ``count`` bytes at ``dest`` to ``data``, enqueued on ``stream``."""
     memset_d8(dest, data, count, stream)
 
 
 def memset_d16_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
+    """Sets ``count`` 16-bit words at ``dest`` to ``data``, enqueued on ``stream``."""
     memset_d16(dest, data, count, stream)
 
 
 def memset_d32_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
+    """Sets ``count`` 32-bit words at ``dest`` to ``data``, enqueued on ``stream``."""
     memset_d32(dest, data, count, stream)
 
 
 def memset_d2d8_async(dest: Any, pitch: int, value: int, width: int, height: int, stream: Any = None) -> None:
+    """Sets a pitched 2-D region of ``height`` rows of ``width`` bytes to ``value``, on ``stream``."""
     memset_d2d8(dest, pitch, value, width, height, stream)
 
 
 def memset_d2d16_async(dest: Any, pitch: int, value: int, width: int, height: int, stream: Any = None) -> None:
+    """Sets a pitched 2-D region of ``height`` rows of ``width`` 16-bit words to ``value``, on ``stream``."""
     memset_d2d16(dest, pitch, value, width, height, stream)
 
 
 def memset_d2d32_async(dest: Any, pitch: int, value: int, width: int, height: int, stream: Any = None) -> None:
+    """Sets a pitched 2-D region of ``height`` rows of ``width`` 32-bit words to ``value``, on ``stream``."""
     memset_d2d32(dest, pitch, value, width, height, stream)
 
 
@@ -439,11 +448,9 @@ def _host_buffer(array: Any, writable: bool) -> Any:
         view = memoryview(array)
     except TypeError as e:
         raise TypeError(f"In/Out/InOut take a host array (a buffer such as numpy's), not {type(array).__name__}") from e
-    if np.asarray(view).dtype.hasobject:
-        raise TypeError(
-            "In/Out/InOut copy bytes to and from the device, and this array holds Python objects "
-            "(pointers a kernel must not see or overwrite): use an array of numbers or structs"
-        )
+    # numpy's own dtype where there is one: a padded struct's buffer format does not round-trip.
+    dtype = array.dtype if isinstance(array, np.ndarray) else np.asarray(view).dtype
+    raw_memory_dtype(dtype, "In/Out/InOut (a kernel must not see or overwrite object pointers)")
     if not view.c_contiguous:
         raise ValueError("In/Out/InOut take a C-contiguous host array: pass numpy.ascontiguousarray(a)")
     if writable and view.readonly:

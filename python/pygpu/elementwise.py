@@ -24,10 +24,14 @@ from pygpu._generated_kernel import (
     check_sizes,
     compile_kernels,
     grid_for,
+    in_c_order,
+    index_range,
     launch_size,
     layout_asserts,
+    mixed_orders,
     pack_arguments,
     prepared_signature,
+    release_copies,
     type_prelude,
 )
 from pygpu._linear_combination import get_linear_combination_kernel
@@ -255,6 +259,7 @@ class ElementwiseKernel:
         checked path decides)."""
         n = -1
         current = cudaGetDevice()[0] if several_devices() else None
+        orders = 0  # bit 1: a C-only array seen, bit 2: a Fortran-only one (mixed: the checked path)
         for i, dtype in self._vectors:
             v = args[i]
             if v.__class__ is not GPUArray or v.dtype != dtype:
@@ -267,8 +272,13 @@ class ElementwiseKernel:
             elif size < n:
                 return None
             flags = v._flags or v.flags
-            if not (flags.c_contiguous or flags.f_contiguous) and size:
+            c, f = flags.c_contiguous, flags.f_contiguous
+            if not (c or f) and size:
                 return None
+            if c != f:
+                orders |= 1 if c else 2
+        if orders == 3:
+            return None
         for i in self._scalars:
             if not isinstance(args[i], _NUMBERS):
                 return None
@@ -292,34 +302,40 @@ class ElementwiseKernel:
         stream = kwargs.pop("stream", None)
         if kwargs:
             raise TypeError(f"ElementwiseKernel got unknown keyword arguments: {', '.join(sorted(kwargs))}")
-        launch, vectors = pack_arguments(self.arguments, args, f"ElementwiseKernel {self.name!r}")
+        what = f"ElementwiseKernel {self.name!r}"
+        launch, vectors = pack_arguments(self.arguments, args, what)
         size = vectors[0].size
+        if not mixed_orders(vectors):
+            self._launch(launch, vectors, size, range_, slice_, stream, what)
+            return
+        # numpy pairs elements by index: Fortran arrays run as C-ordered copies, copied back.
+        launch, copies = in_c_order(self.arguments, launch, vectors, what, stream)
+        self._launch(launch, vectors, size, range_, slice_, stream, what)
+        release_copies(copies, stream, write_back=True)
+
+    def _launch(
+        self, launch: list[Any], vectors: list[Any], size: int, range_: Any, slice_: Any, stream: Any, what: str
+    ) -> None:
         from pygpu._generated_kernel import host_backend
 
         block = _HOST_BLOCK if host_backend() else _BLOCK
         if range_ is not None and slice_ is not None:
             raise TypeError("pass range= or slice=, not both")
         if range_ is None and slice_ is None:
-            check_sizes(self.arguments, vectors, size, f"ElementwiseKernel {self.name!r}")
+            check_sizes(self.arguments, vectors, size, what)
             if size == 0:
                 return
             self.func(*launch, np.int64(size), block=(block, 1, 1), grid=(launch_size(size, block), 1), stream=stream)
             return
-        if slice_ is not None:
-            if not isinstance(slice_, slice):
-                raise TypeError(f"slice= takes a slice, not {type(slice_).__name__}")
-            start, stop, step = slice_.indices(size)
-        else:
-            if not isinstance(range_, (slice, range)):
-                raise TypeError(f"range= takes a slice or range, not {type(range_).__name__}")
-            if range_.stop is None:
-                raise ValueError("range= needs a stop")
-            start = 0 if range_.start is None else int(range_.start)
-            stop = int(range_.stop)
-            step = 1 if range_.step is None else int(range_.step)
-            if step == 0:
-                raise ValueError("range= step cannot be zero")
-        count = len(range(start, stop, step))
+        # range= runs exactly the indices asked for, slice= clipped to the first array; either
+        # way every index must lie inside every array the kernel is given (ReductionKernel's
+        # rule), since the operation reads and writes them at i.
+        start, step, count = index_range(range_, slice_, size, what)
+        if count:
+            check_sizes(self.arguments, vectors, max(start, start + (count - 1) * step) + 1, what)
+        if count == 1:
+            step = 1  # a huge step past the one index would overflow the loop's i += threads * step
+        stop = start + count * step
         if count == 0:
             return
         self.range_func(

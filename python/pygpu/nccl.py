@@ -55,8 +55,23 @@ __all__ = [
 ]
 
 _OPS = ("sum", "prod", "max", "min", "avg")
+
+
 #: Seconds a communicator waits for the other ranks before giving up (``PYGPU_NCCL_TIMEOUT``).
-DEFAULT_TIMEOUT = float(os.environ.get("PYGPU_NCCL_TIMEOUT", "600"))
+def _timeout_from_environment() -> float:
+    value = os.environ.get("PYGPU_NCCL_TIMEOUT", "").strip()
+    if not value:
+        return 600.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0:
+        raise ValueError(f"PYGPU_NCCL_TIMEOUT={value!r}: it must be a positive number of seconds (unset it for 600)")
+    return seconds
+
+
+DEFAULT_TIMEOUT = _timeout_from_environment()
 _COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 
 
@@ -81,10 +96,13 @@ def get_unique_id() -> bytes:
 
 
 def group_start() -> None:
+    """Starts a group of collectives (ncclGroupStart): they are issued together at ``group_end()``;
+    ``with nccl.group():`` pairs the two."""
     (_nccl_mpi.group_start if _on_host() else _nccl_cuda.group_start)()
 
 
 def group_end() -> None:
+    """Ends a group started by ``group_start()`` and issues its collectives (ncclGroupEnd)."""
     (_nccl_mpi.group_end if _on_host() else _nccl_cuda.group_end)()
 
 

@@ -24,9 +24,13 @@ from pygpu._generated_kernel import (
     check_sizes,
     compile_kernels,
     host_backend,
+    in_c_order,
+    index_range,
     launch_size,
     layout_asserts,
+    mixed_orders,
     pack_arguments,
+    release_copies,
     type_prelude,
 )
 from pygpu.tools import VectorArg, dtype_to_ctype, parse_c_args
@@ -160,8 +164,6 @@ class ReductionKernel:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from pygpu import gpuarray
-
         stream = kwargs.pop("stream", None)
         out = kwargs.pop("out", None)
         allocator = kwargs.pop("allocator", None) or self.allocator
@@ -171,7 +173,30 @@ class ReductionKernel:
             raise TypeError(f"ReductionKernel got unknown keyword arguments: {', '.join(sorted(kwargs))}")
         what = f"ReductionKernel {self.name!r}"
         launch, vectors = pack_arguments(self.arguments, args, what)
-        start, step, n = _index_range(range_, slice_, vectors[0].size, what)
+        copies: list[Any] = []
+        if mixed_orders(vectors):
+            # numpy pairs elements by index: Fortran operands are read through C-ordered copies
+            # (a reduction reads its arrays; nothing is copied back).
+            launch, copies = in_c_order(self.arguments, launch, vectors, what, stream)
+        try:
+            return self._reduce(launch, vectors, range_, slice_, stream, out, allocator, what)
+        finally:
+            release_copies(copies, stream, write_back=False)
+
+    def _reduce(
+        self,
+        launch: list[Any],
+        vectors: list[Any],
+        range_: Any,
+        slice_: Any,
+        stream: Any,
+        out: Any,
+        allocator: Any,
+        what: str,
+    ) -> Any:
+        from pygpu import gpuarray
+
+        start, step, n = index_range(range_, slice_, vectors[0].size, what)
         if n:
             check_sizes(self.arguments, vectors, max(start, start + (n - 1) * step) + 1, what)
         if out is None:
@@ -193,34 +218,3 @@ class ReductionKernel:
             partial = out  # not read: stage 2 over no partials writes the neutral element
         self.stage2(partial, out, np.int64(blocks), block=(block, 1, 1), grid=(1, 1), stream=stream)
         return out
-
-
-def _index_range(range_: Any, slice_: Any, size: int, what: str) -> tuple[int, int, int]:
-    """(first index, step, count) of the indices a call reduces over: all of the first
-    array's, ``range=`` exactly (each index inside the first array), or ``slice=`` clipped."""
-    if range_ is not None and slice_ is not None:
-        raise TypeError(f"{what}: pass range= or slice=, not both")
-    if slice_ is not None:
-        if not isinstance(slice_, slice):
-            raise TypeError(f"{what}: slice= takes a slice, not {type(slice_).__name__}")
-        start, stop, step = slice_.indices(size)
-        return start, step, len(range(start, stop, step))
-    if range_ is None:
-        return 0, 1, size
-    if not isinstance(range_, (slice, range)):
-        raise TypeError(f"{what}: range= takes a slice or range, not {type(range_).__name__}")
-    if range_.stop is None:
-        raise ValueError(f"{what}: range= needs a stop")
-    start = 0 if range_.start is None else int(range_.start)
-    step = 1 if range_.step is None else int(range_.step)
-    if step == 0:
-        raise ValueError(f"{what}: range= step cannot be zero")
-    indices = range(start, int(range_.stop), step)
-    if indices:
-        low, high = min(indices[0], indices[-1]), max(indices[0], indices[-1])
-        if low < 0 or high >= size:
-            raise IndexError(
-                f"{what}: range={range_!r} reaches index {low if low < 0 else high}, outside the first "
-                f"array (size {size}); use slice= to clip to the array"
-            )
-    return start, step, len(indices)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from pygpu import _bundled
 from pygpu._generated_kernel import INDEX_TYPE, compile_kernels, host_backend, layout_asserts, type_prelude
 from pygpu.tools import dtype_to_ctype
 
@@ -190,15 +191,16 @@ class _ScanKernel:
         n = input_ary.size
         if n == 0:
             return output_ary
+        source = _unshared_input(input_ary, output_ary, stream)
         block = self._block
         # At most one chunk per thread of a block: the scan kernel combines the chunk sums serially.
         chunks = max(1, min(block, -(-n // (block * 8))))
         chunk = -(-n // chunks)
         chunks = -(-n // chunk)
         sums = gpuarray.empty((chunks,), self.dtype, allocator=allocator or input_ary.allocator)
-        self._sums(input_ary, sums, np.int64(n), np.int64(chunk), block=(block, 1, 1), grid=(chunks, 1), stream=stream)
+        self._sums(source, sums, np.int64(n), np.int64(chunk), block=(block, 1, 1), grid=(chunks, 1), stream=stream)
         self._scan(
-            input_ary,
+            source,
             output_ary,
             sums,
             np.int64(n),
@@ -209,7 +211,32 @@ class _ScanKernel:
             grid=(chunks, 1),
             stream=stream,
         )
+        if source is not input_ary:
+            _bundled.hold(stream, (source,))
         return output_ary
+
+
+def _unshared_input(input_ary: Any, output_ary: Any, stream: Any) -> Any:
+    """The array to scan from: ``input_ary`` itself, or a copy of it (in the same memory order)
+    when ``output_ary`` overlaps it without being the same elements: the scan writes chunk by
+    chunk, and a write there would land on input that a later chunk or tile has not read yet
+    (in place, each element is read before its own position is written)."""
+    from pygpu import gpuarray
+    from pygpu.gpuarray._transfer import copy_into
+
+    nbytes = input_ary.size * input_ary.dtype.itemsize
+    a, b = input_ary.ptr, output_ary.ptr
+    if not (a < b + nbytes and b < a + nbytes):
+        return input_ary
+    if a == b and (input_ary.flags.c_contiguous, input_ary.flags.f_contiguous) == (
+        output_ary.flags.c_contiguous,
+        output_ary.flags.f_contiguous,
+    ):
+        return input_ary  # in place: the same elements, in the same order
+    order = "F" if input_ary.flags.f_contiguous and not input_ary.flags.c_contiguous else "C"
+    copy = gpuarray.empty(input_ary.shape, input_ary.dtype, allocator=input_ary.allocator, order=order)
+    copy_into(copy, input_ary, stream)
+    return copy
 
 
 class InclusiveScanKernel(_ScanKernel):

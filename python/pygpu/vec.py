@@ -64,11 +64,13 @@ def register_struct(c_name: str, dtype: Any, c_decl: str | None = None) -> np.dt
 
 
 def c_name_to_dtype(c_name: str) -> np.dtype | None:
+    """The numpy dtype registered for a C type name (``"float4"``), or None."""
     found: np.dtype | None = _c_name_to_dtype.get(c_name)
     return found
 
 
 def dtype_to_c_name(dtype: Any) -> str | None:
+    """The C type name registered for a numpy dtype (``vec.float4`` -> ``"float4"``), or None."""
     return _dtype_to_c_name.get(np.dtype(dtype))
 
 
@@ -142,27 +144,34 @@ def _vector_dtype(base: Any, count: int) -> np.dtype:
     return np.dtype([(_FIELDS[i], base) for i in range(count)])
 
 
-def _make(dtype: np.dtype) -> Any:
+def _named(function: Any, name: str, doc: str) -> Any:
+    """Gives a generated function its public name and docstring (help(), the docs' reference)."""
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+def _make(dtype: np.dtype, name: str) -> Any:
     def make(*values: Any) -> Any:
         if len(values) != len(dtype.names or ()):
             raise TypeError(f"expected {len(dtype.names or ())} components, got {len(values)}")
         return np.array(values, dtype=dtype)[()]
 
-    return make
+    return _named(make, f"make_{name}", f"A {name} (a numpy scalar of ``vec.{name}``) from its components, x first.")
 
 
-def _fill(dtype: np.dtype) -> Any:
+def _fill(dtype: np.dtype, name: str) -> Any:
     def filled(value: Any) -> Any:
         return np.array((value,) * len(dtype.names or ()), dtype=dtype)[()]
 
-    return filled
+    return _named(filled, f"filled_{name}", f"A {name} whose every component is ``value``.")
 
 
-def _zero(dtype: np.dtype) -> Any:
+def _zero(dtype: np.dtype, name: str) -> Any:
     def zero() -> Any:
         return np.zeros((), dtype=dtype)[()]
 
-    return zero
+    return _named(zero, f"zero_{name}", f"A {name} whose every component is 0.")
 
 
 for _base, _np_type, _counts in _VECTORS:
@@ -171,9 +180,9 @@ for _base, _np_type, _counts in _VECTORS:
         _dt = _vector_dtype(_np_type, _count)
         register_struct(_name, _dt)
         globals()[_name] = _dt
-        globals()[f"make_{_name}"] = _make(_dt)
-        globals()[f"filled_{_name}"] = _fill(_dt)
-        globals()[f"zero_{_name}"] = _zero(_dt)
+        globals()[f"make_{_name}"] = _make(_dt, _name)
+        globals()[f"filled_{_name}"] = _fill(_dt, _name)
+        globals()[f"zero_{_name}"] = _zero(_dt, _name)
         __all__ += [_name, f"make_{_name}", f"filled_{_name}", f"zero_{_name}"]  # noqa: PLE0604
 del _base, _np_type, _counts, _count, _name, _dt
 

@@ -20,6 +20,8 @@ pub fn backend_name() -> PyResult<&'static str> {
     Ok(backend()?.kind().name())
 }
 
+/// Makes `device` (an ordinal from 0) the calling thread's current device; returns the status
+/// (cudaErrorInvalidDevice for an ordinal that does not exist).
 #[pyfunction(name = "cudaSetDevice")]
 pub fn cuda_set_device(device: i32) -> PyResult<Status> {
     CudaStatus::from_result(&backend()?.set_device(device)).map(Status)
@@ -29,6 +31,7 @@ pub fn cuda_set_device(device: i32) -> PyResult<Status> {
 /// and building one per call was a quarter of the call (launch-bound code asks often).
 static CURRENT_DEVICE_RESULTS: [PyOnceLock<Py<PyTuple>>; 16] = [const { PyOnceLock::new() }; 16];
 
+/// (device, status): the calling thread's current device ordinal.
 #[pyfunction(name = "cudaGetDevice")]
 pub fn cuda_get_device(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     let result = backend()?.get_device();
@@ -43,12 +46,15 @@ pub fn cuda_get_device(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     (*result.as_ref().unwrap_or(&0), Status(CudaStatus::from_result(&result)?)).into_pyobject(py)
 }
 
+/// (count, status): how many devices the backend sees (the host backend: 1).
 #[pyfunction(name = "cudaGetDeviceCount")]
 pub fn cuda_get_device_count() -> PyResult<(i32, CudaStatus)> {
     let result = backend()?.device_count();
     Ok((*result.as_ref().unwrap_or(&0), CudaStatus::from_result(&result)?))
 }
 
+/// Waits until every stream of the current device is idle; returns the status (the error of
+/// a failed kernel shows here).
 #[pyfunction(name = "cudaDeviceSynchronize")]
 pub fn cuda_device_synchronize(py: Python<'_>) -> PyResult<Status> {
     let b = backend()?;
@@ -80,13 +86,17 @@ fn status_of(error: &Bound<'_, PyAny>) -> PyResult<CudaStatus> {
     if let Ok(s) = error.cast::<CudaStatus>() {
         return Ok(s.get().clone());
     }
-    if error.extract::<i64>().is_ok() {
-        let code = error.extract::<i32>().map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "error code {error} is out of range: cudaError codes are 32-bit ints (e.g. 2 or cudaError(2))"
-            ))
-        })?;
-        return Ok(CudaStatus::from_code(code));
+    match error.extract::<i64>() {
+        Err(e) if crate::python::errors::must_propagate(error.py(), &e) => return Err(e),
+        Err(_) => {}
+        Ok(_) => {
+            let code = error.extract::<i32>().map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "error code {error} is out of range: cudaError codes are 32-bit ints (e.g. 2 or cudaError(2))"
+                ))
+            })?;
+            return Ok(CudaStatus::from_code(code));
+        }
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
         "expected a cudaError or an int error code, got {}",
@@ -94,12 +104,14 @@ fn status_of(error: &Bound<'_, PyAny>) -> PyResult<CudaStatus> {
     )))
 }
 
+/// The name of an error code or cudaError status, e.g. "cudaErrorInvalidValue".
 #[pyfunction(name = "cudaGetErrorName")]
 pub fn cuda_get_error_name(error: &Bound<'_, PyAny>) -> PyResult<String> {
     let s = status_of(error)?;
     Ok(error_name(active_kind(), s.code()))
 }
 
+/// The description of an error code or cudaError status, e.g. "invalid argument".
 #[pyfunction(name = "cudaGetErrorString")]
 pub fn cuda_get_error_string(error: &Bound<'_, PyAny>) -> PyResult<String> {
     let s = status_of(error)?;

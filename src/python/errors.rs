@@ -37,6 +37,8 @@ struct Exceptions {
     launch: Py<PyType>,
     module: Py<PyType>,
     unavailable: Py<PyType>,
+    /// Not an exception: the warning of a launch whose array reinterprets a pointer's elements.
+    kernel_argument: Py<PyType>,
 }
 
 static EXCEPTIONS: PyOnceLock<Exceptions> = PyOnceLock::new();
@@ -98,6 +100,14 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
             "The requested backend cannot be used on this machine.",
             Some(py.get_type::<PyRuntimeError>()),
         )?,
+        kernel_argument: new_class(
+            py,
+            "KernelArgumentWarning",
+            "A kernel was launched with an array whose elements have the size but not the type of \
+             its pointer parameter's (an int32 array for a float*): the kernel reinterprets the bits. \
+             Make it an error with warnings.simplefilter(\"error\", pygpu.KernelArgumentWarning).",
+            vec![py.get_type::<pyo3::exceptions::PyUserWarning>()],
+        )?,
         base,
     };
     let ex = EXCEPTIONS.get_or_init(py, || exceptions);
@@ -112,6 +122,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         &ex.launch,
         &ex.module,
         &ex.unavailable,
+        &ex.kernel_argument,
     ] {
         let class = class.bind(py);
         m.add(class.name()?, class)?;
@@ -182,6 +193,24 @@ impl From<Error> for PyErr {
             }
         })
     }
+}
+
+/// Whether `e`, raised while converting a user's object (`__index__`, `__int__`, `__len__`,
+/// iteration), must reach the caller as it is rather than become the converter's own "not an
+/// int / not a shape" error. Only TypeError, ValueError and OverflowError say that the value
+/// is not of the kind asked for; anything else (KeyboardInterrupt and every other
+/// BaseException that is not an Exception, or an error of the user's own code) is news.
+pub fn must_propagate(py: Python<'_>, e: &PyErr) -> bool {
+    !(e.is_instance_of::<pyo3::exceptions::PyTypeError>(py)
+        || e.is_instance_of::<PyValueError>(py)
+        || e.is_instance_of::<pyo3::exceptions::PyOverflowError>(py))
+}
+
+/// Warns with `KernelArgumentWarning` (which a warnings filter may turn into the error returned).
+pub fn warn_kernel_argument(py: Python<'_>, message: &str) -> PyResult<()> {
+    let Some(ex) = EXCEPTIONS.get(py) else { return Ok(()) };
+    let message = std::ffi::CString::new(message).unwrap_or_default();
+    PyErr::warn(py, ex.kernel_argument.bind(py), &message, 1)
 }
 
 /// The error for a stream, event or allocation used after it was released.
@@ -257,11 +286,15 @@ impl CudaStatus {
         self.code
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
         if let Ok(s) = other.cast::<CudaStatus>() {
-            return s.get().code == self.code;
+            return Ok(s.get().code == self.code);
         }
-        other.extract::<i64>().is_ok_and(|v| v == i64::from(self.code))
+        match other.extract::<i64>() {
+            Ok(v) => Ok(v == i64::from(self.code)),
+            Err(e) if must_propagate(other.py(), &e) => Err(e),
+            Err(_) => Ok(false),
+        }
     }
 
     fn __hash__(&self) -> isize {

@@ -82,6 +82,8 @@ impl CudaEvent {
     }
 }
 
+/// Records `event` on `stream` (None: the default stream): it completes when the work queued
+/// there before it has; returns the status.
 #[pyfunction(name = "cudaEventRecord")]
 #[pyo3(signature = (event, stream = None))]
 pub fn cuda_event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
@@ -89,6 +91,7 @@ pub fn cuda_event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_,
     CudaStatus::from_result(&event.record(stream_handle(stream)?)).map(Status)
 }
 
+/// Waits (with the GIL released) until `event` has completed; returns the status.
 #[pyfunction(name = "cudaEventSynchronize")]
 pub fn cuda_event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
     let event = event.get().event()?;
@@ -96,6 +99,8 @@ pub fn cuda_event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> P
     CudaStatus::from_result(&result).map(Status)
 }
 
+/// cudaSuccess when `event` has completed, cudaErrorNotReady (600) while work before it is
+/// pending; never waits.
 #[pyfunction(name = "cudaEventQuery")]
 pub fn cuda_event_query(event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
     let status = match event.get().event()?.query() {
@@ -116,6 +121,7 @@ pub fn cuda_event_elapsed_time(
     Ok((*result.as_ref().unwrap_or(&0.0), CudaStatus::from_result(&result)?))
 }
 
+/// Destroys `event` now (it is also destroyed with the object); returns the status.
 #[pyfunction(name = "cudaEventDestroy")]
 pub fn cuda_event_destroy(event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> {
     let e = event.get();
@@ -123,6 +129,8 @@ pub fn cuda_event_destroy(event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> 
     CudaStatus::from_result(&e.destroy())
 }
 
+/// Makes work queued on `stream` after this call wait until `event` completes, without
+/// blocking the host (flags must be 0); returns the status.
 #[pyfunction(name = "cudaStreamWaitEvent")]
 #[pyo3(signature = (stream, event, flags = 0))]
 pub fn cuda_stream_wait_event(

@@ -12,6 +12,9 @@ use super::releasable::Releasable;
 use crate::runtime::memory::HostRegistration;
 use crate::runtime::{DevicePtr, Error, HOST_REGISTER_READ_ONLY};
 
+/// A host buffer (a numpy array) page-locked in place (cuMemHostRegister), so that copies
+/// from it are fast and asynchronous; `pygpu.driver.register_host_memory` makes one.
+/// `unregister()` (or dropping it) undoes that.
 #[pyclass(module = "pygpu", frozen)]
 pub struct RegisteredHostMemory {
     registration: Releasable<HostRegistration>,

@@ -85,7 +85,7 @@ unsafe fn value_in_place<'a>(obj: &'a Bound<'_, PyAny>, kind: ParamKind) -> &'a 
 
 /// `Some(kind)` when `obj`'s type is exactly one of numpy's scalar types (the kind None for
 /// bool, float16, long double); None for anything else, subclasses included.
-fn numpy_scalar_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<Option<ParamKind>>> {
+pub(super) fn numpy_scalar_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<Option<ParamKind>>> {
     let key = obj.get_type_ptr() as usize;
     Ok(numpy_scalars(obj.py())?.types.iter().find(|(k, _)| *k == key).map(|(_, kind)| *kind))
 }
@@ -187,13 +187,13 @@ pub(super) fn call_handlers(
 /// ndarray: a 0-d or one-element array (a scalar kept as an array) or a structured one (a
 /// struct). A larger host array is refused by `pointer_of`, which names what to pass instead:
 /// sending its bytes would hide a forgotten `to_gpu`.
-fn by_value_ndarray(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+pub(super) fn by_value_ndarray(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     let Ok(array) = obj.cast::<numpy::PyUntypedArray>() else { return Ok(false) };
     Ok(array.ndim() == 0 || array.len() == 1 || array.dtype().has_fields())
 }
 
 /// The device address an array-like or pointer-like argument stands for.
-fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
+pub(super) fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
     if let Ok(a) = obj.cast::<DeviceAllocation>() {
         return a.get().live_ptr();
     }
@@ -217,8 +217,16 @@ fn pointer_of(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<u64> {
         if let Ok(a) = gpudata.cast::<DeviceAllocation>() {
             return a.get().live_ptr();
         }
-        if let Ok(p) = gpudata.call_method0(pyo3::intern!(obj.py(), "__int__")).and_then(|v| v.extract::<u64>()) {
-            return Ok(p);
+        match gpudata.call_method0(pyo3::intern!(obj.py(), "__int__")).and_then(|v| v.extract::<u64>()) {
+            Ok(p) => return Ok(p),
+            // No __int__ is "not an address" too; Ctrl-C or the user's own error is reported.
+            Err(e)
+                if super::errors::must_propagate(obj.py(), &e)
+                    && !e.is_instance_of::<pyo3::exceptions::PyAttributeError>(obj.py()) =>
+            {
+                return Err(e)
+            }
+            Err(_) => {}
         }
     }
     if let Some(cai) = obj.getattr_opt(pyo3::intern!(obj.py(), "__cuda_array_interface__"))? {
@@ -275,7 +283,7 @@ pub(super) fn pack_prepared(
 
 /// Packs `obj`, an instance of numpy's own scalar type for `own`, as a `kind` parameter: in
 /// place where `own` is `kind` (or a 64-bit integer for a pointer), else converted.
-fn pack_numpy_scalar(
+pub(super) fn pack_numpy_scalar(
     args: &mut KernelArgs,
     own: ParamKind,
     kind: ParamKind,
@@ -322,19 +330,29 @@ fn pack_value(args: &mut KernelArgs, kind: ParamKind, obj: &Bound<'_, PyAny>, in
             args.push(num_complex::Complex32::new(c.re as f32, c.im as f32))
         }
         ParamKind::C128 => args.push(obj.extract::<num_complex::Complex64>()?),
-        ParamKind::Struct { size, .. } => return pack_struct(args, size, obj, index),
+        ParamKind::Struct { size, .. } => {
+            return pack_struct(args, size, obj, &|| format!("argument {index} was prepared as a"))
+        }
     };
     Ok(r?)
 }
 
 /// A by-value struct argument: its bytes (a numpy structured scalar, a 0-d record array,
-/// bytes, any C-contiguous buffer) must be exactly the declared size.
-fn pack_struct(args: &mut KernelArgs, size: usize, obj: &Bound<'_, PyAny>, index: usize) -> PyResult<()> {
+/// bytes, any C-contiguous buffer) must be exactly `size`. `subject` begins the messages
+/// ("argument 2 was prepared as a", "f(): argument 2 for parameter 'p' (pair p) takes a"),
+/// written only when one is needed.
+pub(super) fn pack_struct(
+    args: &mut KernelArgs,
+    size: usize,
+    obj: &Bound<'_, PyAny>,
+    subject: &dyn Fn() -> String,
+) -> PyResult<()> {
+    let type_name = || obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
     let wrong_size = |got: usize| {
         PyValueError::new_err(format!(
-            "argument {index} was prepared as a {size}-byte struct but a {} of {got} bytes was given: pass a \
-             numpy scalar of the prepared dtype",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            "{} {size}-byte struct but a {} of {got} bytes was given: pass a numpy scalar of the struct's dtype",
+            subject(),
+            type_name()
         ))
     };
     if let Ok(b) = obj.cast::<PyBytes>() {
@@ -346,15 +364,16 @@ fn pack_struct(args: &mut KernelArgs, size: usize, obj: &Bound<'_, PyAny>, index
     }
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
         return Err(PyTypeError::new_err(format!(
-            "argument {index} was prepared as a {size}-byte struct, not a number: pass a numpy scalar of the \
-             struct's dtype (e.g. pygpu.gpuarray.vec.make_float3(x, y, z))"
+            "{} {size}-byte struct, not a number: pass a numpy scalar of the struct's dtype (e.g. \
+             pygpu.gpuarray.vec.make_float3(x, y, z))",
+            subject()
         )));
     }
     let view = HostView::get(obj, false).map_err(|_| {
         PyTypeError::new_err(format!(
-            "argument {index} was prepared as a {size}-byte struct: pass a numpy scalar of the struct's dtype, \
-             not a {}",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            "{} {size}-byte struct: pass a numpy scalar of the struct's dtype, not a {}",
+            subject(),
+            type_name()
         ))
     })?;
     if view.len() != size {

@@ -18,6 +18,9 @@ use super::errors::released;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::{DevicePtr, Error, ManagedBuffer, MEM_ATTACH_GLOBAL};
 
+/// Managed (unified) memory: one address the host and the device both use (cuMemAllocManaged).
+/// `pygpu.driver.managed_empty` and friends return numpy arrays whose `base` is one;
+/// `get_device_pointer()`, `attach(flags, stream)` and `free()` as in PyCUDA.
 #[pyclass(module = "pygpu", frozen)]
 pub struct ManagedAllocation {
     buffer: ManagedBuffer,

@@ -383,6 +383,23 @@ pub fn is_device_memory(ptr: u64, nbytes: isize) -> PyResult<Option<bool>> {
     Ok(backend()?.span_is_device_memory(ptr, byte_count(nbytes)?))
 }
 
+/// (start, bytes) of the allocation that holds address `ptr`, where the backend knows one:
+/// a live pygpu allocation on the host backend (a pooled block's bytes as asked for; 0 for an
+/// idle pool block, memory already freed), page-locked or registered host memory, or on CUDA
+/// the driver's allocation; None otherwise. Imports check a tensor's extent against it.
+#[pyfunction]
+pub fn allocation_extent(ptr: u64) -> PyResult<Option<(u64, usize)>> {
+    Ok(backend()?.allocation_extent(ptr))
+}
+
+/// Whether every page of host memory `[ptr, ptr + nbytes)` is mapped in this process (Linux;
+/// None elsewhere). Foreign CPU tensors are checked with it before numpy reads them: it refuses
+/// addresses that cannot be memory at all, not memory that belongs to someone else.
+#[pyfunction]
+pub fn host_span_is_mapped(ptr: u64, nbytes: u64) -> Option<bool> {
+    crate::runtime::memory::host_span_is_mapped(ptr, nbytes)
+}
+
 /// (free, total) bytes of the current device.
 #[pyfunction]
 pub fn mem_get_info() -> PyResult<(usize, usize)> {

@@ -20,6 +20,7 @@ pub mod host_registration;
 pub mod interop;
 pub mod ipc;
 pub mod kernel_args;
+pub mod kernel_declaration;
 pub mod kernel_signature;
 pub mod managed;
 pub mod memory;

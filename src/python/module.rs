@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 
-use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 
 use super::kernel_args::{call_handlers, dims, pack_any, pack_prepared};
+use super::kernel_declaration::{Declaration, KernelParameter};
 use super::kernel_signature::{check_structs, parse_signature, ParamKind};
 use super::releasable::Releasable;
 use super::stream::{launch_stream, CudaStream};
@@ -24,6 +25,9 @@ use crate::runtime::{
 #[pyclass(module = "pygpu", frozen)]
 pub struct Module {
     module: Releasable<Arc<runtime::Module>>,
+    /// `name -> declared parameters or None`, given by whoever knows the module's source
+    /// (`_set_declarations`), asked by `get_function`.
+    declarations: ArcSwapOption<Py<PyAny>>,
 }
 
 impl Module {
@@ -40,7 +44,7 @@ impl Module {
         let ctx = Context::current()?;
         // JIT-compiling PTX can take a while: let other threads run.
         let module = py.detach(|| runtime::Module::load(&ctx, image))?;
-        Ok(Module { module: Releasable::new(module, "this Module") })
+        Ok(Module { module: Releasable::new(module, "this Module"), declarations: ArcSwapOption::empty() })
     }
 }
 
@@ -104,13 +108,27 @@ impl Module {
 
     fn get_function(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {
         let function = slf.get().module()?.get_function(name)?;
-        Ok(Function {
+        let f = Function {
             param_sizes: function.param_sizes().ok().flatten(),
             max_threads_per_block: function.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap_or(0),
             function,
             module: slf.clone().unbind(),
             prepared: ArcSwapOption::empty(),
-        })
+            declared: ArcSwapOption::empty(),
+        };
+        if let Some(lookup) = slf.get().declarations.load().as_deref() {
+            let described = lookup.call1(slf.py(), (name,))?;
+            if !described.is_none(slf.py()) {
+                f._declare(slf.py(), described.extract(slf.py())?)?;
+            }
+        }
+        Ok(f)
+    }
+
+    /// Gives the module a way to find its kernels' declarations: `lookup(name)` returns a
+    /// kernel's parameters as `pygpu._kernel_declarations` describes them, or None.
+    fn _set_declarations(&self, lookup: Py<PyAny>) {
+        self.declarations.store(Some(Arc::new(lookup)));
     }
 
     /// (device address, size in bytes) of a global variable.
@@ -149,6 +167,9 @@ pub struct Function {
     /// The parameter types given to prepare(): read by every prepared call without a lock,
     /// replaced by another prepare() (a call in flight keeps the types it started with).
     prepared: ArcSwapOption<Vec<ParamKind>>,
+    /// The parameters as the kernel's C declaration gives them (`_declare`): plain calls are
+    /// checked and converted against them.
+    declared: ArcSwapOption<Declaration>,
 }
 
 impl Function {
@@ -240,6 +261,15 @@ impl Function {
                     }
                 })
             };
+            // Ctrl-C may also stop a kernel mid-block where Python's SIGINT handler is its default
+            // one, which raises (asked once per process).
+            runtime::offer_sigint_hook(|| {
+                let default = || -> PyResult<bool> {
+                    let signal = py.import("signal")?;
+                    Ok(signal.getattr("getsignal")?.call1((2,))?.is(&signal.getattr("default_int_handler")?))
+                };
+                default().unwrap_or(false)
+            });
             let result = py.detach(|| runtime::run_interruptible(&check, launch));
             if let Some(e) = interrupt.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 return Err(e);
@@ -291,7 +321,10 @@ impl Function {
     /// Launches with PyCUDA's convention: `f(*args, block=(x, y, z), grid=(x, y), stream=None, shared=0)`.
     /// Arguments: device arrays and allocations pass their pointer, numpy scalars their value,
     /// In/Out/InOut (PyCUDA's `ArgumentHandler` protocol) the device memory they stage through.
-    #[pyo3(signature = (*args, block, grid = None, stream = None, shared = 0, texrefs = None))]
+    /// Where the kernel's declaration is known (`parameters`), arguments may also be given by
+    /// parameter name, Python numbers become the parameters' C types, and arrays must match
+    /// their pointers' element types.
+    #[pyo3(signature = (*args, block, grid = None, stream = None, shared = 0, texrefs = None, **kwargs))]
     #[allow(clippy::too_many_arguments)]
     fn __call__(
         &self,
@@ -302,12 +335,30 @@ impl Function {
         stream: Option<&Bound<'_, CudaStream>>,
         shared: u32,
         texrefs: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         no_texrefs(texrefs, "Function.__call__(texrefs=...)")?;
         let mut packed = KernelArgs::new();
         let mut handlers = Vec::new();
-        for (i, arg) in args.iter().enumerate() {
-            pack_any(&mut packed, &mut handlers, &arg, i)?;
+        let declared = self.declared.load();
+        let name = self.function.name();
+        match declared.as_deref() {
+            Some(declaration) => {
+                let values = declaration.bind(name, args, kwargs.filter(|k| !k.is_empty()))?;
+                declaration.pack(name, &mut packed, &mut handlers, &values)?;
+            }
+            None => {
+                if let Some(k) = kwargs.filter(|k| !k.is_empty()) {
+                    return Err(PyTypeError::new_err(format!(
+                        "{name}() got keyword arguments ({}), but its parameters' names are unknown (they are known \
+                         for kernels compiled from source by SourceModule): pass the arguments by position",
+                        k.keys()
+                    )));
+                }
+                for (i, arg) in args.iter().enumerate() {
+                    pack_any(&mut packed, &mut handlers, &arg, i)?;
+                }
+            }
         }
         let one = pyo3::types::PyInt::new(py, 1);
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
@@ -320,19 +371,61 @@ impl Function {
 
     /// Declares the parameter types (struct characters such as "PiPd", "12s" for a 12-byte
     /// struct, or numpy types; "P"/numpy.intp is a pointer, a structured dtype a struct passed
-    /// by value) for prepared_call; returns self.
-    #[pyo3(signature = (arg_types, texrefs = None))]
+    /// by value) for prepared_call; returns self. Without `arg_types`, the types of the kernel's
+    /// declaration (`parameters`) are taken.
+    #[pyo3(signature = (arg_types = None, texrefs = None))]
     fn prepare<'py>(
         slf: &Bound<'py, Self>,
-        arg_types: &Bound<'py, PyAny>,
+        arg_types: Option<&Bound<'py, PyAny>>,
         texrefs: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
         no_texrefs(texrefs, "Function.prepare(texrefs=...)")?;
         let me = slf.get();
-        let kinds = parse_signature(arg_types)?;
-        check_structs(me.function.name(), &kinds, me.param_sizes.as_deref())?;
+        let name = me.function.name();
+        let kinds = match arg_types {
+            Some(types) => parse_signature(types)?,
+            None => {
+                let declared = me.declared.load();
+                let Some(declaration) = declared.as_deref() else {
+                    return Err(PyValueError::new_err(format!(
+                        "{name}.prepare() needs arg_types (e.g. \"PiPd\"): the kernel's declaration is unknown \
+                         (it is known for kernels compiled from source by SourceModule)"
+                    )));
+                };
+                declaration.prepared_kinds(me.param_sizes.as_deref()).map_err(|p| {
+                    PyValueError::new_err(format!(
+                        "{name}.prepare(): the type of {p} has no known size: pass arg_types (e.g. \"PiPd\")"
+                    ))
+                })?
+            }
+        };
+        check_structs(name, &kinds, me.param_sizes.as_deref())?;
         me.prepared.store(Some(Arc::new(kinds)));
         Ok(slf.clone())
+    }
+
+    /// The kernel's parameters (`KernelParameter`: name, C type, size), from its declaration
+    /// where pygpu read it (SourceModule's sources, the bundled kernels), else their sizes
+    /// alone where the backend reports them; None where neither is known.
+    #[getter]
+    fn parameters(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
+        if let Some(declaration) = self.declared.load().as_deref() {
+            return Ok(Some(declaration.parameters.clone_ref(py)));
+        }
+        let Some(sizes) = &self.param_sizes else { return Ok(None) };
+        let sized = sizes.iter().map(|&s| Py::new(py, KernelParameter::sized(s))).collect::<PyResult<Vec<_>>>()?;
+        Ok(Some(PyTuple::new(py, sized)?.unbind()))
+    }
+
+    /// Gives the kernel's declared parameters, as `pygpu._kernel_declarations` reads them from
+    /// its source; False (and nothing changes) where they disagree with the sizes the backend
+    /// reports for the loaded kernel.
+    fn _declare(&self, py: Python<'_>, described: Vec<super::kernel_declaration::Described>) -> PyResult<bool> {
+        let Some(declaration) = Declaration::new(py, described, self.param_sizes.as_deref())? else {
+            return Ok(false);
+        };
+        self.declared.store(Some(Arc::new(declaration)));
+        Ok(true)
     }
 
     /// Launches as `prepared_call` between two events on the default stream, and returns a

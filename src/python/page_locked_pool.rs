@@ -34,12 +34,13 @@ pub struct PooledHostAllocation {
 }
 
 static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static DTYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static RAW_MEMORY_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The dimensions of `shape` (an int or a sequence of ints), each non-negative.
 fn dimensions(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     let dims: Vec<isize> = match shape.extract::<isize>() {
         Ok(n) => vec![n],
+        Err(e) if super::errors::must_propagate(shape.py(), &e) => return Err(e),
         Err(_) => shape.extract()?,
     };
     dims.into_iter()
@@ -76,7 +77,10 @@ impl PageLockedMemoryPool {
             return Err(Error::InvalidArgument(format!("order must be 'C' or 'F', not {order:?}")).into());
         }
         let dims = dimensions(shape)?;
-        let dtype = DTYPE.import(py, "numpy", "dtype")?.call1((dtype,))?;
+        // The shared check: recycled bytes must never be handed out as PyObject pointers.
+        let dtype = RAW_MEMORY_DTYPE
+            .import(py, "pygpu._pinned", "raw_memory_dtype")?
+            .call1((dtype, "PageLockedMemoryPool.allocate"))?;
         let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
         let size = dims
             .iter()

@@ -19,6 +19,8 @@ pub fn cuda_device_enable_peer_access(peer_device: i32, flags: u32) -> PyResult<
     CudaStatus::from_result(&backend()?.enable_peer_access(peer_device, flags)).map(Status)
 }
 
+/// Stops the current device addressing `peer_device`'s memory directly (undoes
+/// cudaDeviceEnablePeerAccess); returns the status.
 #[pyfunction(name = "cudaDeviceDisablePeerAccess")]
 pub fn cuda_device_disable_peer_access(peer_device: i32) -> PyResult<Status> {
     CudaStatus::from_result(&backend()?.disable_peer_access(peer_device)).map(Status)

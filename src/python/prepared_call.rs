@@ -130,7 +130,10 @@ fn call<'a, 'py>(
             let value = arg(positional + i);
             let key = key.cast::<PyString>()?.to_cow()?;
             if key == "shared_size" {
-                shared_size = value.extract().map_err(|_| {
+                shared_size = value.extract().map_err(|e| {
+                    if crate::python::errors::must_propagate(value.py(), &e) {
+                        return e;
+                    }
                     PyValueError::new_err(format!(
                         "{name}()'s shared_size must be a number of bytes from 0 to 2**32 - 1"
                     ))

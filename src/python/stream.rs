@@ -236,6 +236,8 @@ pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Sta
     status.map(Status)
 }
 
+/// Destroys `stream` now (work queued on it still completes; it is also destroyed with the
+/// object); returns the status.
 #[pyfunction(name = "cudaStreamDestroy")]
 pub fn cuda_stream_destroy(stream: &Bound<'_, CudaStream>) -> PyResult<CudaStatus> {
     let s = stream.get();
@@ -267,6 +269,8 @@ impl Graph {
     }
 }
 
+/// An executable instance of a Graph (`Graph.instantiate()`): `launch(stream)` replays the
+/// captured work, as often as wanted, keeping alive what the capture used.
 #[pyclass(module = "pygpu", frozen)]
 pub struct GraphExec {
     exec: runtime::GraphExec,

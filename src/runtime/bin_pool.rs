@@ -7,7 +7,6 @@
 //! so releasing a block is dropping it, and dropping the pool frees everything it holds.
 //! Blocks are dropped outside the lock: a free may wait for the device.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::context::Context;
@@ -69,8 +68,14 @@ pub struct PoolCounts {
     pub active_bytes: usize,
 }
 
+/// Size classes there are: `bin_number` of any usize is at most 63 << 2 | 3.
+const BINS: usize = 256;
+
 struct State<B> {
-    bins: BTreeMap<u32, Vec<B>>,
+    /// Held blocks, indexed by size class. The table is made once, with the pool, so that
+    /// giving a block back never needs a new map node: a free may come right after an
+    /// allocation failed, and an allocation that cannot fail would abort the process.
+    bins: Vec<Vec<B>>,
     counts: PoolCounts,
     holding: bool,
 }
@@ -82,7 +87,8 @@ pub struct BinPool<B> {
 
 impl<B> Default for BinPool<B> {
     fn default() -> Self {
-        BinPool { state: Mutex::new(State { bins: BTreeMap::new(), counts: PoolCounts::default(), holding: true }) }
+        let bins = std::iter::repeat_with(Vec::new).take(BINS).collect();
+        BinPool { state: Mutex::new(State { bins, counts: PoolCounts::default(), holding: true }) }
     }
 }
 
@@ -114,7 +120,7 @@ impl<B> BinPool<B> {
 
     fn take_held(&self, bin: u32, bytes: usize) -> Option<B> {
         let mut state = self.lock();
-        let block = state.bins.get_mut(&bin)?.pop()?;
+        let block = state.bins.get_mut(bin as usize)?.pop()?;
         state.counts.held_blocks -= 1;
         state.counts.active_blocks += 1;
         state.counts.active_bytes += bytes;
@@ -122,33 +128,44 @@ impl<B> BinPool<B> {
     }
 
     /// Takes back an active block of size class `bin`: held, or freed (dropped) after
-    /// `stop_holding`.
+    /// `stop_holding`, or when holding it would need memory the process cannot get.
     pub fn give_back(&self, block: B, bin: u32, bytes: usize) {
         let mut state = self.lock();
         state.counts.active_blocks = state.counts.active_blocks.saturating_sub(1);
         state.counts.active_bytes = state.counts.active_bytes.saturating_sub(bytes);
         if state.holding {
-            state.bins.entry(bin).or_default().push(block);
-            state.counts.held_blocks += 1;
-            return;
+            if let Some(held) = state.bins.get_mut(bin as usize) {
+                if held.try_reserve(1).is_ok() {
+                    held.push(block);
+                    state.counts.held_blocks += 1;
+                    return;
+                }
+            }
         }
         state.counts.managed_bytes = state.counts.managed_bytes.saturating_sub(bytes);
         drop(state);
         drop(block);
     }
 
-    /// Frees every held block.
+    /// Frees every held block, a size class at a time (the table stays, so nothing is
+    /// allocated: this runs when memory ran out).
     pub fn free_held(&self) {
-        let bins = {
-            let mut state = self.lock();
-            let bins = std::mem::take(&mut state.bins);
-            let held_bytes: usize =
-                bins.iter().map(|(bin, blocks)| alloc_size(*bin).unwrap_or(0).saturating_mul(blocks.len())).sum();
-            state.counts.managed_bytes = state.counts.managed_bytes.saturating_sub(held_bytes);
-            state.counts.held_blocks = 0;
-            bins
-        };
-        drop(bins);
+        for bin in 0..BINS {
+            let blocks = {
+                let mut state = self.lock();
+                let Some(held) = state.bins.get_mut(bin) else { break };
+                if held.is_empty() {
+                    continue;
+                }
+                let blocks = std::mem::take(held);
+                let held_bytes = alloc_size(bin as u32).unwrap_or(0).saturating_mul(blocks.len());
+                state.counts.managed_bytes = state.counts.managed_bytes.saturating_sub(held_bytes);
+                state.counts.held_blocks = state.counts.held_blocks.saturating_sub(blocks.len());
+                blocks
+            };
+            // Outside the lock: a free may wait for the device.
+            drop(blocks);
+        }
     }
 
     /// Frees the held blocks, and from now on every block given back.

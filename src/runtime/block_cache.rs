@@ -85,6 +85,8 @@ impl BlockCache {
 
     /// Caches a freed block of `class` bytes if its reuse is ordered (see the module's
     /// comment) and the cache has room; false if the caller must free it to the driver.
+    /// Never aborts for want of host memory: a free may come right after an allocation
+    /// failed, so where the maps cannot grow the block goes back to the driver instead.
     pub fn keep(&self, device: i32, class: usize, ptr: DevicePtr, ticket: u64) -> bool {
         if class > MAX_CACHED_BLOCK
             || ticket == Self::NEVER
@@ -94,27 +96,39 @@ impl BlockCache {
             return false;
         }
         let mut blocks = self.blocks();
-        let held = blocks.held.entry(device).or_default();
-        if *held + class > MAX_CACHED_PER_DEVICE {
+        // One more key fits without reallocating once try_reserve(1) succeeded.
+        if blocks.held.try_reserve(1).is_err() || blocks.idle.try_reserve(1).is_err() {
             return false;
         }
-        *held += class;
-        blocks.idle.entry((device, class)).or_default().push(ptr);
+        if blocks.held.get(&device).copied().unwrap_or(0) + class > MAX_CACHED_PER_DEVICE {
+            return false;
+        }
+        let idle = blocks.idle.entry((device, class)).or_default();
+        if idle.try_reserve(1).is_err() {
+            return false;
+        }
+        idle.push(ptr);
+        *blocks.held.entry(device).or_default() += class;
         true
     }
 
-    /// Removes and returns `device`'s idle blocks, for the caller to free to the driver.
-    pub fn drain(&self, device: i32) -> Vec<DevicePtr> {
+    /// Removes one of `device`'s idle blocks, for the caller to free to the driver (None when
+    /// none is left). One at a time, so that trimming (which runs when memory ran out)
+    /// allocates nothing.
+    pub fn pop_idle(&self, device: i32) -> Option<DevicePtr> {
         let mut blocks = self.blocks();
-        blocks.held.remove(&device);
-        let mut drained = Vec::new();
-        blocks.idle.retain(|(d, _), ptrs| {
-            if *d == device {
-                drained.append(ptrs);
-            }
-            *d != device
-        });
-        drained
+        let (&(_, class), ptrs) = blocks.idle.iter_mut().find(|((d, _), ptrs)| *d == device && !ptrs.is_empty())?;
+        let ptr = ptrs.pop()?;
+        if let Some(held) = blocks.held.get_mut(&device) {
+            *held = held.saturating_sub(class);
+        }
+        Some(ptr)
+    }
+
+    /// Removes and returns `device`'s idle blocks (tests).
+    #[cfg(test)]
+    fn drain(&self, device: i32) -> Vec<DevicePtr> {
+        std::iter::from_fn(|| self.pop_idle(device)).collect()
     }
 }
 

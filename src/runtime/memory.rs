@@ -263,6 +263,43 @@ impl Drop for PinnedBuffer {
     }
 }
 
+/// Whether every page of `[ptr, ptr + bytes)` is mapped in this process (Linux: `mincore`,
+/// which fails with ENOMEM on an unmapped page; elsewhere None: cannot tell). It sees neither
+/// protections (a PROT_NONE guard page is mapped) nor whose memory it is; it only tells an
+/// address that cannot be host memory at all (a bogus pointer or offset) before numpy reads it.
+pub fn host_span_is_mapped(ptr: u64, bytes: u64) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        if bytes == 0 {
+            return Some(true);
+        }
+        // SAFETY: sysconf only reads system configuration.
+        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+            p if p > 0 => p as u64,
+            _ => return None,
+        };
+        let Some(end) = ptr.checked_add(bytes) else { return Some(false) };
+        let mut residency = [0u8; 4096];
+        let mut at = ptr - ptr % page;
+        while at < end {
+            let span = (end - at).min(residency.len() as u64 * page);
+            let Ok(len) = usize::try_from(span) else { return Some(false) };
+            // SAFETY: mincore reads only the page tables of [at, at + span) (`at` page-aligned)
+            // and writes one byte per page of it, at most residency.len(), into `residency`.
+            if unsafe { libc::mincore(at as *mut libc::c_void, len, residency.as_mut_ptr()) } != 0 {
+                return Some(false);
+            }
+            at += span;
+        }
+        Some(true)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (ptr, bytes);
+        None
+    }
+}
+
 /// The machine's physical memory in bytes.
 pub fn physical_memory() -> usize {
     // SAFETY: sysconf only reads system configuration.

@@ -21,6 +21,7 @@ pub mod bin_pool;
 pub mod block_cache;
 pub mod context;
 pub mod cuda;
+mod environment;
 pub mod error;
 pub mod event;
 pub mod graph;
@@ -30,11 +31,12 @@ pub mod hip;
 pub mod host;
 mod image;
 /// Lets a host-backend launch stop between blocks (Ctrl-C); see host::module.
-pub use host::module::run_interruptible;
+pub use host::module::{offer_sigint_hook, run_interruptible};
 pub mod kernel;
 pub mod managed;
 pub mod memory;
 pub mod module;
+pub mod oom_reserve;
 mod owned;
 pub mod pitched;
 pub mod pool;
@@ -473,6 +475,15 @@ pub trait Backend: Send + Sync {
     /// same address does not share (as far as the backend can tell); None where `ptr` lies in
     /// no allocation the backend knows. Graphs compare it at replay (`GraphExec::launch`).
     fn allocation_identity(&self, _ptr: DevicePtr) -> Option<(DevicePtr, u64)> {
+        None
+    }
+    /// (start, bytes) of the allocation that holds `ptr`, as far as the backend knows, for
+    /// checking an imported tensor's extent: on the host backend a live pooled block's bytes
+    /// are those asked for (not its size class), an idle one (freed memory the pool keeps)
+    /// has 0, and page-locked or registered host memory counts; CUDA asks the driver for the
+    /// allocation's range. None where no allocation is known to hold `ptr` (foreign memory,
+    /// or a backend that cannot tell).
+    fn allocation_extent(&self, _ptr: DevicePtr) -> Option<(DevicePtr, usize)> {
         None
     }
 }

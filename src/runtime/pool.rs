@@ -51,7 +51,7 @@ static DEFAULT_POOL: OnceLock<MemoryPool> = OnceLock::new();
 pub fn default_pool() -> &'static MemoryPool {
     DEFAULT_POOL.get_or_init(|| {
         let enabled = match std::env::var("PYGPU_MEMORY_POOL") {
-            Ok(v) => !matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no"),
+            Ok(v) => !super::environment::switched_off(&v),
             Err(_) => true,
         };
         MemoryPool::new(enabled)

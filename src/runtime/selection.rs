@@ -66,6 +66,7 @@ pub fn backend() -> Result<&'static dyn Backend> {
     if let Some(b) = ACTIVE.get() {
         return Ok(*b);
     }
+    super::environment::check(|name| std::env::var(name).ok())?;
     let choice = match *requested {
         Some(kind) => Some(kind),
         None => match std::env::var("PYGPU_BACKEND") {
@@ -76,7 +77,7 @@ pub fn backend() -> Result<&'static dyn Backend> {
         },
     };
     let created = match choice {
-        Some(kind) => create(kind)?,
+        Some(kind) => create(kind).map_err(|e| name_the_host_backend(e, kind))?,
         None => match create(BackendKind::Cuda) {
             Ok(b) => b,
             // HIP starts without a device; choose it automatically only if it sees one.
@@ -107,6 +108,20 @@ pub fn backend() -> Result<&'static dyn Backend> {
 /// The active backend if one has been started; never starts one.
 pub fn active_backend() -> Option<&'static dyn Backend> {
     ACTIVE.get().copied()
+}
+
+/// A GPU backend asked for by name that cannot start: the message says how to run without a
+/// GPU, because a newcomer who copied `PYGPU_BACKEND=cuda` onto a laptop is stuck otherwise.
+fn name_the_host_backend(error: Error, kind: BackendKind) -> Error {
+    match error {
+        Error::Unavailable(msg) if kind != BackendKind::Host => Error::Unavailable(format!(
+            "the {} backend could not be started: {}. To run on the CPU without a GPU, set \
+             PYGPU_BACKEND=host (or call pygpu.set_backend(\"host\") before the first GPU call)",
+            kind.name(),
+            msg.trim_end_matches(", or use another backend")
+        )),
+        other => other,
+    }
 }
 
 fn create(kind: BackendKind) -> Result<&'static dyn Backend> {

@@ -125,10 +125,14 @@ def binary(
         fast = _fast_plans.get((ufunc, kernel, source, x.dtype, y.dtype if y_array else y.__class__))
         if fast is not None:
             fn, result_dtype, in_dtype = fast
-            operand = y if y_array else _elementwise.scalar_bytes(y, in_dtype)
-            result = _elementwise.contiguous(fn, result_dtype, x, (x, operand), stream)
-            if result is not None:
-                return result
+            try:
+                operand = y if y_array else _elementwise.scalar_bytes(y, in_dtype)
+            except OverflowError:
+                operand = None  # a Python int out of the dtype's range: the checked path says what it means
+            if operand is not None:
+                result = _elementwise.contiguous(fn, result_dtype, x, (x, operand), stream)
+                if result is not None:
+                    return result
     a = _shaping_operand(x, y)
     what = ufunc.__name__
     x_is_array = _check_operand(a, x, what)
@@ -138,7 +142,18 @@ def binary(
     if plan is None:
         plan = _binary_plans[key] = _binary_plan(ufunc, kernel, x, y)
     in_x, in_y, result_dtype, name = plan
+    if ufunc in _COMPARISONS and x_is_array != y_is_array:
+        constant = _out_of_range_comparison(ufunc, x, y, in_x if not x_is_array else in_y)
+        if constant is not None:
+            dst, target = _into(out, result_dtype, a, what)
+            dst.fill(constant, stream=stream)
+            return _finish(dst, target, stream)
+    if ufunc is np.power and x_is_array and not y_is_array and x.dtype.kind == "b" and y.__class__ is int and y == 2:
+        # numpy's ``array ** 2`` is ``np.square`` (ndarray's fast scalar power), whose bool
+        # loop gives int8, where ``np.power`` would give int64.
+        return binary(np.power, kernel, cast_to(x, np.dtype(np.int8), stream), 2, out, stream, source)
     if ufunc is np.power and in_x.kind in "iu" and not y_is_array and y < 0:
+        _elementwise.scalar_bytes(y, in_x)  # numpy's OverflowError first, for an unsigned type
         raise ValueError("Integers to negative integer powers are not allowed.")
     if (
         out is None
@@ -175,6 +190,27 @@ def binary(
         dst, target = _core.new_c(a.shape, result_dtype, a.allocator), dst if target is None else target
     _elementwise.launch(source, name, [dst], [xs, ys], stream)
     return _finish(dst, target, stream)
+
+
+_COMPARISONS = frozenset((np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal))
+
+
+def _out_of_range_comparison(ufunc: np.ufunc, x: Any, y: Any, dtype: np.dtype[Any]) -> bool | None:
+    """numpy 2's result of comparing an integer array (of loop type ``dtype``) with a Python int
+    outside that type's range, which numpy compares by value: every element then compares the
+    same way (``int8_array < 300`` is all True). None when the scalar is in range."""
+    array, scalar = (x, y) if isinstance(x, _core.GPUArray) else (y, x)
+    # numpy's by-value comparison is for integer arrays only (a bool array's loop is int64, and
+    # a Python int outside it raises OverflowError there as here).
+    if array.dtype.kind not in "iu" or dtype.kind not in "iu" or scalar.__class__ is not int:
+        return None
+    info = np.iinfo(dtype)
+    if info.min <= scalar <= info.max:
+        return None
+    # The array's elements all lie strictly between -inf and +inf, where the scalar stands.
+    far = float("inf") if scalar > info.max else float("-inf")
+    left, right = (far, 0.0) if scalar is x else (0.0, far)
+    return bool(ufunc(left, right))
 
 
 # (ufunc, kernel, source, x's dtype[, y's dtype or scalar type]) -> (kernel, result dtype, input

@@ -205,6 +205,7 @@ def _take_put(
     n: int,
     src_offset: int,
     stream: Any,
+    what: str,
 ) -> None:
     size = src.dtype.itemsize
     if out.dtype.itemsize != size:
@@ -219,14 +220,26 @@ def _take_put(
     kind = kinds.pop() if kinds else 0
     if not out.flags.c_contiguous:
         raise ValueError("out must be C-contiguous")
+    if not -(1 << 62) <= src_offset < 1 << 62:
+        raise IndexError(f"{what}: source offset {src_offset} is out of bounds for an array of size {src.size}")
     given = (src, dest_indices, src_indices)
     src = _flat(src)
     dest_indices = _flat(dest_indices) if dest_indices is not None else None
     src_indices = _flat(src_indices) if src_indices is not None else None
+    # Every index checked on the device before any is followed (numpy's mode="raise": nothing
+    # is written when one is out of bounds); negative ones count from the end, as numpy's.
+    if dest_indices is not None:
+        _bundled.check_indices(dest_indices, -out.size, out.size, stream, f"{what}: destination", out.size)
+    if src_indices is not None:
+        _bundled.check_indices(src_indices, -src.size, src.size, stream, f"{what}: source", src.size, offset=src_offset)
+    elif n > src.size:
+        raise IndexError(f"{what}: {n} elements to copy from a source of {src.size}")
+    if dest_indices is None and n > out.size:
+        raise IndexError(f"{what}: {n} elements to write into an output of {out.size}")
     operands = [x for x in (src, dest_indices, src_indices) if x is not None]
     copies = tuple(x for x, g in zip((src, dest_indices, src_indices), given) if x is not g)
     _bundled.read_on(stream, *operands, out)
-    f = _bundled.function(_SOURCE, f"take_put_{size}", "PPPPiqq")
+    f = _bundled.function(_SOURCE, f"take_put_{size}", "PPPPiqqqq")
     _bundled.launch(
         f,
         _bundled.grid_for(n),
@@ -239,19 +252,23 @@ def _take_put(
         kind,
         n,
         src_offset,
+        out.size,
+        src.size,
         keep=copies,
     )
     _bundled.written_on(stream, out)
 
 
 def take(a: GPUArray, indices: GPUArray, out: GPUArray | None = None, stream: Any = None) -> GPUArray:
-    """``out[i] = a.ravel()[indices[i]]``, shaped like ``indices`` (indices are not checked)."""
+    """``out[i] = a.ravel()[indices[i]]``, shaped like ``indices``. As numpy's ``take``, a
+    negative index counts from the end, and an index outside ``-a.size .. a.size - 1`` raises
+    IndexError (checked on the device before anything is read; the check waits for ``stream``)."""
     _index_kind(indices, "take's indices")
     if out is None:
         out = empty(indices.shape, a.dtype, allocator=a.allocator)
     elif out.size != indices.size:
         raise ValueError(f"out has {out.size} elements, indices {indices.size}")
-    _take_put(out, a, None, indices, indices.size, 0, stream)
+    _take_put(out, a, None, indices, indices.size, 0, stream, "take")
     return out
 
 
@@ -290,7 +307,8 @@ def multi_put(
     arrays: Sequence[GPUArray], dest_indices: GPUArray, dest_shape: Any = None, out: Any = None, stream: Any = None
 ) -> list[GPUArray]:
     """``out[j][dest_indices[i]] = arrays[j][i]``; new outputs of ``dest_shape`` are not
-    initialised elsewhere (as PyCUDA's)."""
+    initialised elsewhere (as PyCUDA's). Indices as numpy's ``put``: negative ones count from
+    the end, one out of bounds raises IndexError before anything is written."""
     arrays = list(arrays)
     if not arrays:
         return []
@@ -302,7 +320,7 @@ def multi_put(
     for a, o in zip(arrays, outs):
         if a.size < dest_indices.size:
             raise ValueError(f"multi_put: an array has {a.size} elements, fewer than the {dest_indices.size} indices")
-        _take_put(o, a, dest_indices, None, dest_indices.size, 0, stream)
+        _take_put(o, a, dest_indices, None, dest_indices.size, 0, stream, "multi_put")
     return outs
 
 
@@ -315,7 +333,9 @@ def multi_take_put(
     stream: Any = None,
     src_offsets: Any = None,
 ) -> list[GPUArray]:
-    """``out[j][dest_indices[i]] = arrays[j][src_indices[i] + src_offsets[j]]``."""
+    """``out[j][dest_indices[i]] = arrays[j][src_indices[i] + src_offsets[j]]``. A negative
+    position (after the offset) counts from the end, as numpy's; one out of bounds raises
+    IndexError before anything of that array is written."""
     arrays = list(arrays)
     if not arrays:
         return []
@@ -331,7 +351,7 @@ def multi_take_put(
         raise ValueError("src_offsets and arrays must have the same length")
     outs = _outputs(arrays, out, dest_shape, dtype, "multi_take_put")
     for a, o, offset in zip(arrays, outs, offsets):
-        _take_put(o, a, dest_indices, src_indices, src_indices.size, offset, stream)
+        _take_put(o, a, dest_indices, src_indices, src_indices.size, offset, stream, "multi_take_put")
     return outs
 
 

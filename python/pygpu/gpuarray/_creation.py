@@ -79,10 +79,13 @@ def to_gpu_async(ary: Any, allocator: Any = None, stream: Any = None) -> GPUArra
 
 
 def empty(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
+    """An uninitialised ``GPUArray`` of ``shape`` and ``dtype`` (numpy's ``empty`` on the device);
+    ``allocator(nbytes)`` replaces the default memory pool."""
     return _core.GPUArray(shape, dtype, allocator, order=order)
 
 
 def zeros(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
+    """A zero-filled ``GPUArray`` of ``shape`` and ``dtype`` (numpy's ``zeros`` on the device)."""
     result = _core.GPUArray(shape, dtype, allocator, order=order)
     if result.size:
         memset_d8(result._alloc, 0, result.nbytes)
@@ -91,6 +94,7 @@ def zeros(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str
 
 
 def ones(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
+    """A ``GPUArray`` of ``shape`` and ``dtype`` filled with ones (numpy's ``ones`` on the device)."""
     return _core.GPUArray(shape, dtype, allocator, order=order).fill(1)
 
 
@@ -119,10 +123,13 @@ def _like(other: Any, dtype: Any, order: str, allocator: Any = None) -> GPUArray
 
 
 def empty_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = None) -> GPUArray:
+    """An uninitialised ``GPUArray`` of ``other``'s shape (and dtype unless given); ``order``
+    'K' keeps ``other``'s memory layout, as numpy's ``empty_like``."""
     return _like(other, dtype, order, allocator)
 
 
 def zeros_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = None) -> GPUArray:
+    """A zero-filled ``GPUArray`` of ``other``'s shape (and dtype unless given), as numpy's ``zeros_like``."""
     result = _like(other, dtype, order, allocator)
     if result.size:
         memset_d8(result.ptr, 0, result.nbytes)
@@ -131,6 +138,7 @@ def zeros_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any =
 
 
 def ones_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = None) -> GPUArray:
+    """A ``GPUArray`` of ones of ``other``'s shape (and dtype unless given), as numpy's ``ones_like``."""
     return _like(other, dtype, order, allocator).fill(1)
 
 

@@ -7,6 +7,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from pygpu._pinned import raw_memory_dtype
+
 __all__ = ["DTYPES", "SUPPORTED", "check_dtype", "dtype_of_dlpack", "host_array", "kernel_suffix"]
 
 
@@ -53,7 +55,8 @@ def check_dtype(dtype: Any) -> np.dtype[Any]:
         raise TypeError(f"not a dtype: {dtype!r}") from e
     if dt in SUPPORTED:
         return dt
-    if dt.fields is not None and not dt.hasobject:
+    raw_memory_dtype(dt, "GPUArray")
+    if dt.fields is not None:
         return dt  # structs (pygpu.vec types): stored and copied; generated kernels compute on them
     if dt.newbyteorder("=") in SUPPORTED:
         raise TypeError(f"dtype {dt.str!r} is not in native byte order: use {dt.newbyteorder('=').str!r}")

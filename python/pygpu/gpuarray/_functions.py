@@ -28,14 +28,17 @@ def minimum(a: Any, b: Any, out: _core.GPUArray | None = None, stream: Any = Non
 
 
 def logical_and(x1: Any, x2: Any, /, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
+    """Elementwise ``x1 and x2`` as a bool ``GPUArray`` (numpy's ``logical_and``); either may be a scalar."""
     return binary(np.logical_and, "logical_and", x1, x2, out, stream)
 
 
 def logical_or(x1: Any, x2: Any, /, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
+    """Elementwise ``x1 or x2`` as a bool ``GPUArray`` (numpy's ``logical_or``); either may be a scalar."""
     return binary(np.logical_or, "logical_or", x1, x2, out, stream)
 
 
 def logical_not(x: _core.GPUArray, /, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
+    """Elementwise ``not x`` as a bool ``GPUArray`` (numpy's ``logical_not``)."""
     return unary(np.logical_not, "logical_not", x, out, stream)
 
 

@@ -15,6 +15,7 @@ from pygpu._pygpu import (
     DeviceAllocation,
     DLPackTensor,
     InvalidHandleError,
+    allocation_extent,
     cudaEvent_t,
     cudaEventRecord,
     cudaGetDevice,
@@ -22,6 +23,7 @@ from pygpu._pygpu import (
     dlpack_capsule,
     dlpack_from_capsule,
     event_record_raw,
+    host_span_is_mapped,
     is_device_memory,
     stream_wait_event_raw,
 )
@@ -271,11 +273,97 @@ class InteropMixin(ArrayFields):
 
 
 # ----------------------------------------------------------------------------- import
+#
+# What an import trusts. A tensor's bytes are [ptr + lo, ptr + hi), lo and hi from its shape
+# and strides (exact integers here, so nothing overflows). Everywhere, a tensor whose bytes
+# would leave the 64-bit address space or exceed what one allocation can hold, or (for a
+# zero-copy view, which kernels read element by element) whose address or strides are not
+# multiples of its dtype's alignment, is refused with ValueError. When any of its addresses
+# (the producer's data pointer, element 0, the first and the last byte) lies in an allocation
+# the backend knows (pygpu's own on the host backend, with a pooled block's bytes as asked for;
+# on CUDA whatever the driver allocated, another library's memory included), every byte must
+# lie in that allocation. Foreign memory no backend knows is trusted to be the producer's, as
+# the protocols say; on the host backend, where numpy then reads it, its pages must at least
+# be mapped (host_span_is_mapped), so that a bogus address or offset is a ValueError, not
+# SIGSEGV. HIP knows no allocation ranges here: GPU memory there is trusted as it is described.
+
+_ADDRESS_SPACE = 1 << 64
+_MAX_BYTES = (1 << 63) - 1
 
 
-def _is_device_memory(ptr: int, lo: int, hi: int) -> bool:
-    """On the host backend: whether [ptr+lo, ptr+hi) lies inside one pygpu allocation."""
-    return ptr + lo >= 0 and bool(is_device_memory(ptr + lo, hi - lo))
+def _import_span(
+    ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, what: str
+) -> tuple[int, int]:
+    """The byte range [start, end) of a non-empty imported tensor, refusing ones outside the
+    address space or larger than any allocation."""
+    lo, hi = extent(shape, strides, itemsize)
+    start, end = ptr + lo, ptr + hi
+    if start < 0 or end > _ADDRESS_SPACE:
+        raise ValueError(
+            f"{what}: shape {shape} with byte strides {strides} from address 0x{ptr:x} reaches bytes "
+            f"[{start:#x}, {end:#x}), outside the 64-bit address space: the offset or strides are wrong"
+        )
+    if end - start > _MAX_BYTES:
+        raise ValueError(
+            f"{what}: shape {shape} with strides {strides} spans {end - start} bytes, more than any allocation"
+        )
+    return start, end
+
+
+def _check_import(
+    ptr: int,
+    shape: tuple[int, ...],
+    strides: tuple[int, ...],
+    dtype: np.dtype[Any],
+    what: str,
+    *,
+    data: int | None = None,
+    zero_copy: bool = True,
+    check_mapped: bool = True,
+) -> bool:
+    """Checks an imported tensor's bytes against the allocation they point into (see above):
+    True when a known allocation holds them, False for foreign memory; ValueError otherwise.
+    Empty tensors touch no memory and pass."""
+    size = math.prod(shape)
+    if not size:
+        return False
+    if size * dtype.itemsize > _MAX_BYTES:
+        raise ValueError(f"{what}: shape {shape} has {size} elements, more than any array can hold")
+    start, end = _import_span(ptr, shape, strides, dtype.itemsize, what)
+    if zero_copy:
+        align = dtype.alignment
+        if ptr % align or any(s % align for d, s in zip(shape, strides) if d > 1):
+            raise ValueError(
+                f"{what}: address 0x{ptr:x} or byte strides {strides} are not multiples of the {align}-byte "
+                f"alignment of {dtype}: kernels cannot read it in place (copy it into an aligned array first)"
+            )
+    probes = [ptr, start, end - 1] if data is None else [data, ptr, start, end - 1]
+    for probe in probes:
+        if not 0 <= probe < _ADDRESS_SPACE:
+            continue
+        found = allocation_extent(probe)
+        if found is None:
+            continue
+        a_start, a_bytes = found
+        if a_bytes == 0:
+            raise ValueError(
+                f"{what}: the tensor's bytes [{start:#x}, {end:#x}) reach pygpu memory at 0x{a_start:x} that "
+                "was freed (an idle pool block): the producer's array is gone, or its shape, strides or offset "
+                "run outside it"
+            )
+        if not a_start <= start < end <= a_start + a_bytes:
+            raise ValueError(
+                f"{what}: the tensor's bytes [{start:#x}, {end:#x}) ({end - start} bytes, from offset "
+                f"{start - a_start} of the allocation) run outside the allocation at 0x{a_start:x} of "
+                f"{a_bytes} bytes that it points into: its shape {shape}, strides {strides} or offset are wrong"
+            )
+        return True
+    if check_mapped and platform().host_memory and host_span_is_mapped(start, end - start) is False:
+        raise ValueError(
+            f"{what}: bytes [{start:#x}, {end:#x}) are not mapped memory of this process: "
+            "the data pointer, offset, shape or strides are wrong"
+        )
+    return False
 
 
 class _HostMemory:
@@ -306,7 +394,11 @@ def _from_tensor(tensor: DLPackTensor, base: Any, copy: bool | None) -> GPUArray
         if device_type not in p.dlpack_host_types:
             raise BufferError(f"cannot use DLPack device type {device_type} memory on the host backend")
         ptr = tensor.ptr
-        if size and not _is_device_memory(ptr, *extent(shape, strides, dtype.itemsize)):
+        # Foreign CPU memory is copied (numpy reads it unaligned if it must); pygpu's is wrapped.
+        inside = _check_import(ptr, shape, strides, dtype, "DLPack import", data=tensor.data, zero_copy=False)
+        if size and inside:
+            _check_import(ptr, shape, strides, dtype, "DLPack import", data=tensor.data)
+        if size and not inside:
             if copy is False:
                 raise BufferError(
                     "this CPU memory is not a pygpu allocation, so it cannot be used without a copy "
@@ -325,6 +417,7 @@ def _from_tensor(tensor: DLPackTensor, base: Any, copy: bool | None) -> GPUArray
                 f"this array is on device {device_id}, but device {current} is current: "
                 f"call pygpu.cudaSetDevice({device_id}) first"
             )
+        _check_import(tensor.ptr, shape, strides, dtype, "DLPack import", data=tensor.data)
     result = _core.make(tensor, 0, shape, dtype, strides, size, base, None, StreamOrder(), tensor.readonly)
     return result.copy() if copy else result
 
@@ -403,7 +496,9 @@ def _from_cai(obj: Any, cai: Any) -> GPUArray:
     size = math.prod(shape)
     if size and ptr == 0:
         raise ValueError("__cuda_array_interface__ has a null data pointer for a non-empty array")
-    _check_span(ptr, shape, st, dtype.itemsize, "__cuda_array_interface__ 'data'")
+    if not _check_import(ptr, shape, st, dtype, "__cuda_array_interface__", check_mapped=False):
+        # On the host backend this interface must describe pygpu memory (GPU backends cannot tell).
+        _check_span(ptr, shape, st, dtype.itemsize, "__cuda_array_interface__ 'data'")
     device = cudaGetDevice()[0]
     dev = getattr(obj, "__dlpack_device__", None)
     if callable(dev):
@@ -444,8 +539,10 @@ def asarray(obj: Any, dtype: Any = None) -> GPUArray:
         elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
             result = from_dlpack(obj)
         elif isinstance(obj, np.ndarray) and platform().host_memory and obj.size:
-            lo, hi = extent(obj.shape, obj.strides, obj.itemsize)
-            if obj.dtype in SUPPORTED and _is_device_memory(obj.ctypes.data, lo, hi):
+            # A view of pygpu memory (np.asarray(g), or a strided view of it) is wrapped when
+            # it lies within its allocation and is aligned; one that runs outside is refused.
+            inside = _check_import(obj.ctypes.data, obj.shape, obj.strides, obj.dtype, "asarray", zero_copy=False)
+            if inside and obj.dtype in SUPPORTED and obj.flags.aligned:
                 result = from_dlpack(obj)
             else:
                 result = _creation.to_gpu(obj)

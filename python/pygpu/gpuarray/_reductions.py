@@ -182,6 +182,8 @@ def _reduce(
         if not subset.flags.c_contiguous:
             subset = subset.copy()
             keep.append(subset)
+        # Checked on the device before the reduction follows any index (the kernels trust them).
+        _bundled.check_indices(subset, 0, a.size, stream, f"subset_{op}", a.size)
         subset_ptr = subset.ptr
         operands.append(subset)
     else:
@@ -250,7 +252,9 @@ def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = Non
 
 
 def subset_sum(subset: GPUArray, a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
-    """``sum`` over the elements ``subset`` names (flat C-order indices into a)."""
+    """``sum`` over the elements ``subset`` names (flat C-order indices into a). An index
+    outside ``0 .. a.size - 1`` raises IndexError (checked on the device first, which waits
+    for ``stream``; negative indices are not taken from the end)."""
     subset = _check_array(subset, "subset_sum's subset")
     a = _check_array(a, "subset_sum's argument")
     _check_indices(subset, a)
@@ -309,7 +313,8 @@ def vdot(a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, alloca
 def subset_dot(
     subset: GPUArray, a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None
 ) -> GPUArray:
-    """``dot`` over the elements ``subset`` names (flat C-order indices into a and b)."""
+    """``dot`` over the elements ``subset`` names (flat C-order indices into a and b); indices
+    checked as :func:`subset_sum`'s."""
     subset = _check_array(subset, "subset_dot's subset")
     asked = None if dtype is None else np.dtype(dtype)
     a, b, want = _dot_operands(a, b, dtype, stream, "subset_dot")
@@ -353,12 +358,14 @@ def max(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
 
 
 def subset_min(subset: GPUArray, a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
-    """The smallest of the elements ``subset`` names (flat C-order indices into a)."""
+    """The smallest of the elements ``subset`` names (flat C-order indices into a); indices
+    checked as :func:`subset_sum`'s."""
     return _minmax("min", a, _check_array(subset, "subset_min's subset"), stream, allocator)
 
 
 def subset_max(subset: GPUArray, a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
-    """The largest of the elements ``subset`` names (flat C-order indices into a)."""
+    """The largest of the elements ``subset`` names (flat C-order indices into a); indices
+    checked as :func:`subset_sum`'s."""
     return _minmax("max", a, _check_array(subset, "subset_max's subset"), stream, allocator)
 
 

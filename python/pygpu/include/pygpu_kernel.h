@@ -114,7 +114,7 @@ using pygpu_host::threadIdx;
 namespace pygpu_host { constexpr unsigned int kMaxKernels = 1024; }
 extern "C" {
 // `used`: an inline variable is otherwise only emitted where code refers to it.
-PYGPU_VISIBLE __attribute__((used)) PYGPU_INLINE_VARIABLE extern const unsigned int pygpu_host_abi_version = 2;
+PYGPU_VISIBLE __attribute__((used)) PYGPU_INLINE_VARIABLE extern const unsigned int pygpu_host_abi_version = 3;
 PYGPU_VISIBLE __attribute__((used)) PYGPU_INLINE_VARIABLE unsigned int pygpu_kernel_count = 0;
 PYGPU_VISIBLE __attribute__((used)) PYGPU_INLINE_VARIABLE const char* pygpu_kernel_names[pygpu_host::kMaxKernels + 1] = {};
 }

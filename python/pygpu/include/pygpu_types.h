@@ -126,6 +126,11 @@ struct complex {
   PYGPU_FN complex(R real, R imag = R(0)) : re(real), im(imag) {}
   template <class S>
   PYGPU_FN complex(const complex<S>& other) : re((R)other.re), im((R)other.im) {}
+  // std::complex's and PyCUDA's accessors: kernels written for pycuda::complex call z.real().
+  PYGPU_FN R real() const { return re; }
+  PYGPU_FN R imag() const { return im; }
+  PYGPU_FN void real(R value) { re = value; }
+  PYGPU_FN void imag(R value) { im = value; }
 };
 typedef complex<float> complex64;
 typedef complex<double> complex128;

@@ -7,8 +7,9 @@ pub mod dlpack;
 use numpy::{Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
 
-use crate::python::errors::CudaStatus;
+use crate::python::errors::{must_propagate, CudaStatus};
 use crate::python::stream::{stream_handle, CudaStream};
 use crate::runtime::memory::DeviceBuffer;
 use crate::runtime::{backend, Result as RtResult};
@@ -34,12 +35,19 @@ impl<T: Element + Copy> ArrayCore<T> {
                 array.dtype().str()?
             )));
         }
-        let shape: Vec<usize> = if let Ok(n) = source.extract::<usize>() {
-            vec![n]
-        } else {
-            source.extract::<Vec<usize>>().map_err(|_| {
-                PyTypeError::new_err(format!("{type_name} takes a numpy array or a shape (tuple of non-negative ints)"))
-            })?
+        let not_a_shape =
+            || PyTypeError::new_err(format!("{type_name} takes a numpy array or a shape (tuple of non-negative ints)"));
+        let shape: Vec<usize> = match source.extract::<usize>() {
+            Ok(n) => vec![n],
+            // KeyboardInterrupt from __index__ (and any error of the user's own code) is not "not a shape".
+            Err(e) if must_propagate(py, &e) => return Err(e),
+            // bytes and bytearray are sequences of small ints, but never a shape (numpy refuses them too).
+            Err(_) if source.is_instance_of::<PyBytes>() || source.is_instance_of::<PyByteArray>() => {
+                return Err(not_a_shape());
+            }
+            Err(_) => {
+                source.extract::<Vec<usize>>().map_err(|e| if must_propagate(py, &e) { e } else { not_a_shape() })?
+            }
         };
         let total = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
         match total.and_then(|n| n.checked_mul(std::mem::size_of::<T>())) {
@@ -59,26 +67,44 @@ impl<T: Element + Copy> ArrayCore<T> {
         Ok(ArrayCore { host: host.unbind(), device: None, last_status: 0 })
     }
 
-    pub fn size(&self, py: Python<'_>) -> usize {
+    /// Elements of T in the host array, which `check_dtype` says are still T.
+    fn elements(&self, py: Python<'_>) -> usize {
         self.host.bind(py).len()
     }
 
-    pub fn nbytes(&self, py: Python<'_>) -> usize {
-        self.size(py) * std::mem::size_of::<T>()
+    fn byte_size(&self, py: Python<'_>) -> usize {
+        self.elements(py) * std::mem::size_of::<T>()
     }
 
-    pub fn shape(&self, py: Python<'_>) -> Vec<usize> {
+    /// Elements, once the host array's dtype is checked to be T still (see `check_dtype`).
+    pub fn size(&self, py: Python<'_>, type_name: &str) -> PyResult<usize> {
+        self.check_dtype(py, type_name)?;
+        Ok(self.elements(py))
+    }
+
+    pub fn nbytes(&self, py: Python<'_>, type_name: &str) -> PyResult<usize> {
+        self.check_dtype(py, type_name)?;
+        Ok(self.byte_size(py))
+    }
+
+    pub fn shape(&self, py: Python<'_>, type_name: &str) -> PyResult<Vec<usize>> {
+        self.check_dtype(py, type_name)?;
+        Ok(self.raw_shape(py))
+    }
+
+    /// The host array's shape, whatever its dtype now is (for repr).
+    pub fn raw_shape(&self, py: Python<'_>) -> Vec<usize> {
         self.host.bind(py).shape().to_vec()
     }
 
     /// Strides in bytes of the (C-contiguous) device copy.
-    pub fn strides(&self, py: Python<'_>) -> Vec<usize> {
-        let shape = self.shape(py);
+    pub fn strides(&self, py: Python<'_>, type_name: &str) -> PyResult<Vec<usize>> {
+        let shape = self.shape(py, type_name)?;
         let mut strides = vec![std::mem::size_of::<T>(); shape.len()];
         for i in (0..shape.len().saturating_sub(1)).rev() {
             strides[i] = strides[i + 1] * shape[i + 1].max(1);
         }
-        strides
+        Ok(strides)
     }
 
     fn status(&mut self, result: RtResult<()>) -> PyResult<CudaStatus> {
@@ -87,11 +113,12 @@ impl<T: Element + Copy> ArrayCore<T> {
         Ok(status)
     }
 
-    pub fn allocate(&mut self, py: Python<'_>) -> PyResult<CudaStatus> {
+    pub fn allocate(&mut self, py: Python<'_>, type_name: &str) -> PyResult<CudaStatus> {
         if self.device.is_some() {
             return self.status(Ok(()));
         }
-        let result = DeviceBuffer::new(self.nbytes(py)).map(|b| {
+        let bytes = self.nbytes(py, type_name)?;
+        let result = DeviceBuffer::new(bytes).map(|b| {
             self.device = Some(b);
         });
         self.status(result)
@@ -107,16 +134,8 @@ impl<T: Element + Copy> ArrayCore<T> {
     /// for: numpy lets `a.dtype = ...` and `a.resize(...)` change it in place, and a copy
     /// sized by the old layout would run past the host (or device) memory.
     fn check_host(&self, py: Python<'_>, type_name: &str) -> PyResult<()> {
+        self.check_dtype(py, type_name)?;
         let host = self.host.bind(py);
-        let expected = numpy::dtype::<T>(py);
-        if !host.dtype().is_equiv_to(&expected) {
-            return Err(PyTypeError::new_err(format!(
-                "the host array of this {type_name} now has dtype {} (it was changed in place); \
-                 this {type_name} copies {} only: restore the dtype or make a new DeviceArray_ of the new dtype",
-                host.dtype().str()?,
-                expected.str()?
-            )));
-        }
         let host_bytes = host.len().checked_mul(std::mem::size_of::<T>());
         match &self.device {
             Some(device) if host_bytes != Some(device.bytes()) => Err(PyValueError::new_err(format!(
@@ -127,6 +146,23 @@ impl<T: Element + Copy> ArrayCore<T> {
             ))),
             _ => Ok(()),
         }
+    }
+
+    /// The host array's dtype is still T: numpy lets `a.dtype = ...` reinterpret it in place,
+    /// after which its element count no longer counts T's (size, nbytes, shape and strides
+    /// would disagree with each other and with the device side), so they raise instead.
+    fn check_dtype(&self, py: Python<'_>, type_name: &str) -> PyResult<()> {
+        let host = self.host.bind(py);
+        let expected = numpy::dtype::<T>(py);
+        if host.dtype().is_equiv_to(&expected) {
+            return Ok(());
+        }
+        Err(PyTypeError::new_err(format!(
+            "the host array of this {type_name} now has dtype {} (it was changed in place); \
+             this {type_name} holds {} only: restore the dtype or make a new DeviceArray_ of the new dtype",
+            host.dtype().str()?,
+            expected.str()?
+        )))
     }
 
     pub fn to_device(
@@ -143,7 +179,7 @@ impl<T: Element + Copy> ArrayCore<T> {
             .bind(py)
             .try_readonly()
             .map_err(|e| PyValueError::new_err(format!("cannot read the host array of this {type_name}: {e}")))?;
-        let bytes = self.nbytes(py);
+        let bytes = self.byte_size(py);
         let b = backend()?;
         // as_slice() also accepts Fortran order; the device copy is always C order.
         let contiguous = if host.is_c_contiguous() { host.as_slice().ok() } else { None };
@@ -172,7 +208,7 @@ impl<T: Element + Copy> ArrayCore<T> {
         let src = self.device_ptr(type_name)?;
         self.check_host(py, type_name)?;
         let s = stream.map(|s| stream_handle(Some(s))).transpose()?;
-        let bytes = self.nbytes(py);
+        let bytes = self.byte_size(py);
         let b = backend()?;
         let host = self.host.bind(py);
         let mut host = host
@@ -204,6 +240,12 @@ impl<T: Element + Copy> ArrayCore<T> {
 
 macro_rules! device_array {
     ($name:ident, $pyname:literal, $t:ty, $ptr:ident) => {
+        /// PyGPU's typed device array: a host numpy array paired with device memory of its size.
+        ///
+        #[doc = concat!($pyname, "(a) aliases `a`, a numpy array of exactly this dtype (", $pyname, "(shape): a new")]
+        /// zeroed one); `allocate()` makes the device side, `to_device()` and `to_host()` copy between
+        /// them, and each returns a cudaError status. `host_array()` is the numpy array,
+        /// `device_data()` the device pointer to pass to kernels.
         #[pyclass(name = $pyname, module = "pygpu")]
         pub struct $name($crate::python::array::ArrayCore<$t>);
 
@@ -218,7 +260,7 @@ macro_rules! device_array {
 
             /// Allocates the device side (once); returns the status.
             fn allocate(&mut self, py: Python<'_>) -> PyResult<CudaStatus> {
-                self.0.allocate(py)
+                self.0.allocate(py, $pyname)
             }
 
             /// Copies the host array to the device.
@@ -268,20 +310,24 @@ macro_rules! device_array {
                 )))
             }
 
-            fn size(&self, py: Python<'_>) -> usize {
-                self.0.size(py)
+            /// Elements of the host array (TypeError once its dtype was changed in place).
+            fn size(&self, py: Python<'_>) -> PyResult<usize> {
+                self.0.size(py, $pyname)
             }
 
-            fn nbytes(&self, py: Python<'_>) -> usize {
-                self.0.nbytes(py)
+            /// Bytes of the host array, as the device side holds them.
+            fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
+                self.0.nbytes(py, $pyname)
             }
 
-            fn shape(&self, py: Python<'_>) -> Vec<usize> {
-                self.0.shape(py)
+            /// The host array's shape.
+            fn shape(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
+                self.0.shape(py, $pyname)
             }
 
-            fn strides(&self, py: Python<'_>) -> Vec<usize> {
-                self.0.strides(py)
+            /// Strides in bytes of the C-contiguous device side.
+            fn strides(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
+                self.0.strides(py, $pyname)
             }
 
             fn allocated(&self) -> bool {
@@ -293,7 +339,7 @@ macro_rules! device_array {
             }
 
             fn __repr__(&self, py: Python<'_>) -> String {
-                format!("<{} shape={:?} allocated={}>", $pyname, self.0.shape(py), self.0.device.is_some())
+                format!("<{} shape={:?} allocated={}>", $pyname, self.0.raw_shape(py), self.0.device.is_some())
             }
         }
     };

@@ -45,6 +45,10 @@ impl Pointer {
 
 macro_rules! pointer_wrapper {
     ($name:ident, $pyname:literal, $t:ty) => {
+        /// PyGPU's typed pointer: from a numpy array of this dtype, a safe pointer to its data
+        /// (`get(i)` reads element i; it keeps the array alive); from an int address, an unsafe
+        /// one that is only passed on (to a kernel, or to C code), never dereferenced.
+        #[doc = concat!($pyname, " objects come from `DeviceArray_<dtype>.host_data()` and `.device_data()`.")]
         #[pyclass(name = $pyname, module = "pygpu", frozen)]
         pub struct $name(pub $crate::python::ptr_wrapper::Pointer);
 
@@ -69,8 +73,12 @@ macro_rules! pointer_wrapper {
                         owner: Some(target.clone().unbind()),
                     }));
                 }
-                if let Ok(address) = target.extract::<u64>() {
-                    return Ok($name($crate::python::ptr_wrapper::Pointer::unsafe_device(address, None)));
+                match target.extract::<u64>() {
+                    Ok(address) => {
+                        return Ok($name($crate::python::ptr_wrapper::Pointer::unsafe_device(address, None)));
+                    }
+                    Err(e) if $crate::python::errors::must_propagate(target.py(), &e) => return Err(e),
+                    Err(_) => {}
                 }
                 Err(PyTypeError::new_err(format!(
                     concat!($pyname, " wraps a numpy array of dtype ", stringify!($t), " or an int address, not {}"),

@@ -50,6 +50,10 @@ impl Backend for CudaBackend {
         self.cuda_allocation_identity(ptr)
     }
 
+    fn allocation_extent(&self, ptr: DevicePtr) -> Option<(DevicePtr, usize)> {
+        self.cuda_allocation_extent(ptr)
+    }
+
     fn mem_get_info(&self) -> Result<(usize, usize)> {
         self.ensure_context()?;
         let (mut free, mut total) = (0usize, 0usize);

@@ -34,4 +34,28 @@ impl CudaBackend {
         };
         (code == 0).then_some((ptr, id))
     }
+
+    /// (start, bytes) of the driver's allocation holding `ptr` (`CU_POINTER_ATTRIBUTE_RANGE_*`),
+    /// None where the driver knows no allocation there (pageable host memory, a bogus address).
+    pub(super) fn cuda_allocation_extent(&self, ptr: DevicePtr) -> Option<(DevicePtr, usize)> {
+        self.ensure_context().ok()?;
+        let (mut start, mut bytes): (CUdeviceptr, usize) = (0, 0);
+        // SAFETY: valid out-pointers of the attributes' types (CUdeviceptr, size_t); the driver
+        // only looks the address up and fails for addresses it does not know.
+        let codes = unsafe {
+            [
+                (self.api.cuPointerGetAttribute)(
+                    (&mut start as *mut CUdeviceptr).cast(),
+                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                    ptr,
+                ),
+                (self.api.cuPointerGetAttribute)(
+                    (&mut bytes as *mut usize).cast(),
+                    CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                    ptr,
+                ),
+            ]
+        };
+        (codes == [0, 0] && start <= ptr).then_some((start, bytes))
+    }
 }

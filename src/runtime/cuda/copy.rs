@@ -141,9 +141,8 @@ impl StagingConfig {
         let number = |name: &str, default: usize, low: usize, high: usize| {
             get(name).and_then(|v| v.trim().parse::<usize>().ok()).map_or(default, |v| v.clamp(low, high))
         };
-        let off = get("PYGPU_STAGED_COPY").map(|v| v.trim().to_ascii_lowercase());
         StagingConfig {
-            enabled: !matches!(off.as_deref(), Some("0" | "off" | "false" | "no")),
+            enabled: !get("PYGPU_STAGED_COPY").is_some_and(|v| crate::runtime::environment::switched_off(&v)),
             min_bytes: number("PYGPU_STAGED_COPY_MIN_BYTES", STAGED_COPY_MIN_BYTES, 1, usize::MAX),
             chunk_bytes: number("PYGPU_STAGED_COPY_CHUNK_BYTES", STAGING_CHUNK_BYTES, 4096, 1 << 30),
             buffers: number("PYGPU_STAGED_COPY_BUFFERS", STAGING_BUFFERS, 1, 64),

@@ -74,7 +74,7 @@ impl CudaBackend {
         let Some(pool) = self.memory_pool(device)? else {
             return Ok(());
         };
-        for ptr in self.block_cache.drain(device) {
+        while let Some(ptr) = self.block_cache.pop_idle(device) {
             // SAFETY: an idle cached block of this device, just removed from the cache: no one
             // holds it, and it is freed exactly once, on the legacy stream it was ordered on.
             unsafe { self.free_to_driver_pool(ptr, device, StreamHandle(CUDA_STREAM_LEGACY)) }?;

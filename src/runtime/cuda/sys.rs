@@ -140,6 +140,10 @@ pub(crate) const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
 pub(crate) const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
 /// `CU_POINTER_ATTRIBUTE_BUFFER_ID` (u64): unique to each allocation for the process's life.
 pub(crate) const CU_POINTER_ATTRIBUTE_BUFFER_ID: c_int = 7;
+/// `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR` (CUdeviceptr): where the allocation holding a pointer starts.
+pub(crate) const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: c_int = 11;
+/// `CU_POINTER_ATTRIBUTE_RANGE_SIZE` (size_t): the bytes of the allocation holding a pointer.
+pub(crate) const CU_POINTER_ATTRIBUTE_RANGE_SIZE: c_int = 12;
 
 /// JIT options of cuModuleLoadDataEx (CUjit_option).
 pub(crate) const CU_JIT_INFO_LOG_BUFFER: c_int = 3;

@@ -452,11 +452,15 @@ impl Backend for HostBackend {
         let class = crate::runtime::pool::size_class(bytes).ok_or_else(|| Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
         let device = CURRENT_DEVICE.with(|d| d.get());
         let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(ptr) = cache.take(device, class) {
+        // Out of memory is an error here, not an abort in a map's growth.
+        if !cache.reserve_handout() || !crate::runtime::oom_reserve::rearm() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        if let Some(ptr) = cache.take(device, class, bytes) {
             return Ok((ptr, 0));
         }
         let ptr = self.cpu_malloc(class)?;
-        cache.add_live(ptr, device, class);
+        cache.add_live(ptr, device, class, bytes);
         Ok((ptr, 0))
     }
 
@@ -477,25 +481,37 @@ impl Backend for HostBackend {
         {
             let mut state = self.state();
             if state.running_launches > 0 {
-                state.deferred_pool_frees.push(ptr);
+                // Where even this list cannot grow (memory ran out), the block stays handed
+                // out for good: a leak, not an abort, and never memory a kernel still uses.
+                if state.deferred_pool_frees.try_reserve(1).is_ok() {
+                    state.deferred_pool_frees.push(ptr);
+                }
                 return Ok(());
             }
         }
-        if cache.give_back(ptr) {
-            Ok(())
-        } else {
-            Err(Self::err(CUDA_ERROR_INVALID_VALUE))
+        match cache.give_back(ptr) {
+            pool::GiveBack::Cached => Ok(()),
+            pool::GiveBack::Release => {
+                drop(cache);
+                // SAFETY: the block came from cpu_malloc and the pool just dropped it from its
+                // books, so it is freed exactly once, here.
+                unsafe { self.cpu_free(ptr) }
+            }
+            pool::GiveBack::Unknown => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
         }
     }
 
     fn pool_trim(&self, device: i32) -> Result<()> {
-        let blocks = self.pool.lock().unwrap_or_else(|e| e.into_inner()).drain_idle(device);
-        for ptr in blocks {
+        // One block at a time, the pool's lock released before each free (the pool's lock
+        // comes before the registry's): trimming runs when memory ran out, so it allocates nothing.
+        loop {
+            let Some(ptr) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop_idle(device) else {
+                return Ok(());
+            };
             // SAFETY: an idle block came from malloc and was just removed from the cache,
             // so nothing hands it out again; it is freed exactly once.
             unsafe { self.free(ptr) }?;
         }
-        Ok(())
     }
 
     fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
@@ -524,6 +540,32 @@ impl Backend for HostBackend {
 
     fn span_is_device_memory(&self, ptr: DevicePtr, bytes: usize) -> Option<bool> {
         Some(self.check_range(&self.state(), ptr, bytes.max(1)).is_ok())
+    }
+
+    fn allocation_extent(&self, ptr: DevicePtr) -> Option<(DevicePtr, usize)> {
+        // The pool's lock comes before the registry's.
+        let cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.state();
+        let extent = |start: u64, bytes: usize| match cache.handout(start) {
+            Some(Some(_)) => (start, cache.live_bytes(start).unwrap_or(bytes)),
+            Some(None) => (start, 0),
+            None => (start, bytes),
+        };
+        if let Some((&start, &(bytes, _))) = state.allocations.range(..=ptr).next_back() {
+            // An allocation's redzones are its own too: a tensor reaching into them runs outside
+            // it, it is not foreign memory.
+            let trailing = if state.redzones.contains(&start) { REDZONE } else { 0 };
+            if ptr < start.saturating_add((bytes + trailing) as u64) {
+                return Some(extent(start, bytes));
+            }
+        }
+        if let Some((&start, &(bytes, _))) = state.allocations.range(ptr..).next() {
+            if state.redzones.contains(&start) && start - ptr <= LEADING_REDZONE as u64 {
+                return Some(extent(start, bytes));
+            }
+        }
+        let (&start, &bytes) = state.mapped.range(..=ptr).next_back()?;
+        (ptr < start.saturating_add(bytes as u64)).then_some((start, bytes))
     }
 
     fn allocation_identity(&self, ptr: DevicePtr) -> Option<(DevicePtr, u64)> {

@@ -22,9 +22,15 @@ impl HostBackend {
         }
         let padded = bytes.checked_add(LEADING_REDZONE + REDZONE).ok_or(Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
         let layout = layout(padded)?;
+        // The registry inserts below cannot fail: where memory ran out they fall back on the
+        // reserve, which must be there first.
+        if !crate::runtime::oom_reserve::rearm() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
         // SAFETY: the layout has a non-zero size. Zeroed so that no stale data of an
-        // earlier allocation is ever observable, as on a GPU with a fresh context.
-        let block = unsafe { alloc_zeroed(layout) };
+        // earlier allocation is ever observable, as on a GPU with a fresh context. From the
+        // system directly: the reserve is for the bookkeeping, not for the block.
+        let block = unsafe { std::alloc::GlobalAlloc::alloc_zeroed(&std::alloc::System, layout) };
         if block.is_null() {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
@@ -53,7 +59,11 @@ impl HostBackend {
             // A kernel running on another thread may use this memory (as a GPU would, cudaFree
             // waits for it): out of the registry now, so no new work reaches it; released when
             // the last running launch ends.
-            state.deferred_frees.push((ptr, bytes));
+            // Where even this list cannot grow (memory ran out) the memory is never released:
+            // a leak, not an abort, and never a free under a running kernel.
+            if state.deferred_frees.try_reserve(1).is_ok() {
+                state.deferred_frees.push((ptr, bytes));
+            }
             return Ok(());
         }
         // SAFETY: removed from the registry just now, and no launch runs: released exactly once.
@@ -137,12 +147,22 @@ impl HostBackend {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
         let layout = layout(bytes.max(1))?;
-        // SAFETY: non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
+        // The `mapped` insert below cannot fail: see cpu_malloc.
+        if !crate::runtime::oom_reserve::rearm() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        // SAFETY: non-zero size. From the system directly, as in cpu_malloc.
+        let ptr = unsafe { std::alloc::GlobalAlloc::alloc_zeroed(&std::alloc::System, layout) };
         if ptr.is_null() {
             return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
         }
         let mut state = self.state();
+        // Out of memory is an error here, not an abort in the registry's growth.
+        if state.host_allocations.try_reserve(1).is_err() {
+            // SAFETY: allocated just above with this layout and not yet handed to anyone.
+            unsafe { dealloc(ptr, layout) };
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
         state.host_allocations.insert(ptr as usize, bytes.max(1));
         state.mapped.insert(ptr as u64, bytes.max(1));
         Ok(ptr)
@@ -207,11 +227,16 @@ impl Drop for LaunchGuard<'_> {
     fn drop(&mut self) {
         // The pool's lock comes before the registry's: blocks go back to it after the registry
         // lock is released.
-        let pooled = self.release_deferred();
+        let mut pooled = self.release_deferred();
         if !pooled.is_empty() {
+            // Blocks the cache cannot hold (memory ran out) stay in `pooled`, to be freed.
             let mut cache = self.backend.pool.lock().unwrap_or_else(|e| e.into_inner());
+            pooled.retain(|&ptr| cache.give_back(ptr) == pool::GiveBack::Release);
+            drop(cache);
             for ptr in pooled {
-                cache.give_back(ptr);
+                // SAFETY: the block came from cpu_malloc and the pool dropped it from its books,
+                // so it is freed exactly once; no launch uses it any more.
+                let _ = unsafe { self.backend.cpu_free(ptr) };
             }
         }
     }

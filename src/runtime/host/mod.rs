@@ -4,7 +4,7 @@
 //! allocations, so a bad pointer is an error code here, as the driver would answer it,
 //! rather than a stray write.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{dealloc, Layout};
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -275,8 +275,10 @@ impl HostBackend {
                 };
                 // SAFETY: the launch's caller vouched that args match the kernel (launch_kernel's
                 // contract), and for a graph, for as long as it is replayed.
-                unsafe { function.run(config, args) }?;
-                self.check_redzones(&guarded)
+                let ran = unsafe { function.run(config, args) };
+                // Even after a fault: the redzones are restored for the launches that follow.
+                let checked = self.check_redzones(&guarded);
+                ran.and(checked)
             }
             HostOp::HostToDevice { dst, src, bytes } => {
                 let state = self.state();
@@ -334,6 +336,7 @@ fn layout(bytes: usize) -> Result<Layout> {
 
 mod attributes;
 mod backend;
+mod faults;
 mod function_attributes;
 mod ipc;
 mod kernels;

@@ -6,28 +6,32 @@
 //!
 //! The block loop lives here rather than in the library: Rust has a maintained thread pool
 //! (rayon), owns the per-thread memory with proper clean-up, and can stop between blocks for
-//! Ctrl-C; the library only runs the blocks it is given, as fibers on the calling thread.
+//! Ctrl-C; the library only runs the blocks it is given, as fibers on the calling thread. A
+//! fault in kernel code, and Ctrl-C in the middle of a block, leave the library through
+//! faults.rs.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use libloading::Library;
 
+use super::faults;
 use super::worker_memory::{Worker, WorkerMemory};
 use crate::runtime::kernel::{symbol_name, KernelArgs, LaunchConfig};
 use crate::runtime::{BackendKind, DevicePtr, Error, Result};
 
 /// The kernels-library ABI this loader speaks.
-const HOST_ABI_VERSION: c_uint = 2;
+const HOST_ABI_VERSION: c_uint = 3;
 const ELF_MAGIC: &[u8] = b"\x7fELF";
 // What a GPU reports for the same faults: an image it cannot load, a name it cannot find, a
 // barrier that cannot complete (or a launch interrupted), a bad launch configuration.
 use crate::runtime::error::{
+    CUDA_ERROR_ILLEGAL_ADDRESS as ILLEGAL_ADDRESS, CUDA_ERROR_ILLEGAL_INSTRUCTION as ILLEGAL_INSTRUCTION,
     CUDA_ERROR_INVALID_KERNEL_IMAGE as INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
     CUDA_ERROR_LAUNCH_FAILURE as LAUNCH_FAILED, CUDA_ERROR_SYMBOL_NOT_FOUND as SYMBOL_NOT_FOUND,
 };
@@ -36,6 +40,8 @@ use crate::runtime::error::{
 const MAX_DYNAMIC_SHARED: u32 = 48 * 1024;
 /// How often the launching thread asks whether to stop (Ctrl-C).
 const INTERRUPT_INTERVAL: Duration = Duration::from_millis(20);
+/// How long a failed launch keeps asking its other threads to leave kernel code.
+const STOP_PATIENCE: Duration = Duration::from_millis(200);
 
 /// `struct LaunchDesc` of pygpu_host/fibers.h.
 #[repr(C)]
@@ -79,8 +85,9 @@ thread_local! {
 }
 
 /// Runs `f` (a host launch) so that the launching thread calls `check` every few milliseconds
-/// between blocks; when it returns true the launch stops and fails (`LAUNCH_FAILED`). The
-/// Python layer passes a check that runs Python's signal handlers (Ctrl-C).
+/// between blocks and while it waits for the pool, and at once when Ctrl-C stopped the blocks
+/// (see `offer_sigint_hook`); when it returns true the launch stops and fails
+/// (`LAUNCH_FAILED`). The Python layer passes a check that runs Python's signal handlers.
 pub fn run_interruptible<R>(check: &(dyn Fn() -> bool + '_), f: impl FnOnce() -> R) -> R {
     // SAFETY: only the lifetime is erased; the pointer is removed again (by the guard, even on
     // unwinding) before `check` goes out of scope, and only this thread reads it.
@@ -97,6 +104,23 @@ pub fn run_interruptible<R>(check: &(dyn Fn() -> bool + '_), f: impl FnOnce() ->
     };
     let _restore = Restore(previous);
     f()
+}
+
+fn has_interrupt_check() -> bool {
+    INTERRUPT_CHECK.try_with(|c| c.get().is_some()).unwrap_or(false)
+}
+
+/// Lets Ctrl-C stop a host kernel in the middle of a block (faults.rs). `raises` says whether
+/// the current SIGINT handler makes the interrupt check of `run_interruptible` fail (Python's
+/// default handler raises KeyboardInterrupt); it is asked once per process, at the first call.
+pub fn offer_sigint_hook(raises: impl FnOnce() -> bool) {
+    static ASKED: AtomicBool = AtomicBool::new(false);
+    if ASKED.load(Ordering::Relaxed) || ASKED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if raises() {
+        faults::install_sigint_hook();
+    }
 }
 
 fn should_interrupt() -> bool {
@@ -183,7 +207,7 @@ impl HostLibrary {
                 let array = **sym;
                 (0..256).map(|i| *array.add(i)).take_while(|&n| n != 0).collect()
             });
-        Ok(HostFunction { _library: Arc::clone(self), run_blocks, param_sizes })
+        Ok(HostFunction { _library: Arc::clone(self), run_blocks, param_sizes, name: name.to_string() })
     }
 
     pub(super) fn global(&self, name: &str) -> Result<(DevicePtr, usize)> {
@@ -224,6 +248,8 @@ pub(super) struct HostFunction {
     _library: Arc<HostLibrary>,
     run_blocks: RunBlocksFn,
     pub(super) param_sizes: Option<Vec<usize>>,
+    /// For messages.
+    name: String,
 }
 
 /// The launch's description, shared by the threads that run its blocks.
@@ -251,22 +277,41 @@ fn block_error(code: c_int, worker: &Worker) -> Error {
     }
 }
 
+/// How a range of blocks ended, when not well.
+enum RangeError {
+    /// The kernel failed (a barrier, a fault) or the range could not run.
+    Failed(Error),
+    /// The launch asked this thread to stop (Ctrl-C, or another block failed).
+    Stopped(Error),
+}
+
 impl HostFunction {
     /// Runs blocks `[first, end)` on the calling thread with this thread's worker memory.
     /// # Safety
     /// As for `run`.
-    unsafe fn run_range(&self, launch: &LaunchDesc, first: u64, end: u64, threads: usize) -> Result<()> {
-        let run = |memory: &mut WorkerMemory| -> Result<()> {
-            let worker = memory.reserve(threads, launch.shared_bytes)?;
+    unsafe fn run_range(
+        &self,
+        launch: &LaunchDesc,
+        first: u64,
+        end: u64,
+        threads: usize,
+        me: &faults::Participant,
+    ) -> std::result::Result<(), RangeError> {
+        let run = |memory: &mut WorkerMemory| -> std::result::Result<(), RangeError> {
+            let worker = memory.reserve(threads, launch.shared_bytes).map_err(RangeError::Failed)?;
             worker.message[0] = 0;
+            me.lend(worker);
             // SAFETY: the descriptor and worker are valid for the call; the worker has stacks
             // for every thread of a block and the shared memory asked for (reserve); the
             // caller vouches for the arguments.
             let code = unsafe { (self.run_blocks)(launch, first, end, worker) };
+            me.take_back(worker);
             if code == 0 {
                 Ok(())
+            } else if worker.fault_signal != 0 || me.abandoned() {
+                Err(self.signal_error(worker, me.abandoned()))
             } else {
-                Err(block_error(code, worker))
+                Err(RangeError::Failed(block_error(code, worker)))
             }
         };
         // A fresh worker only if this thread's is busy (a launch from inside a launch, which
@@ -279,8 +324,80 @@ impl HostFunction {
             .unwrap_or_else(|_| run(&mut WorkerMemory::new()))
     }
 
-    /// Runs every block of the grid, spread over the thread pool (this thread takes part, and
-    /// between its ranges of blocks checks whether to stop, see `run_interruptible`).
+    /// The error of blocks that a signal stopped: a fault in kernel code (as a GPU reports it)
+    /// or the launch's request to stop.
+    fn signal_error(&self, worker: &Worker, stopped: bool) -> RangeError {
+        // SAFETY: the library leaves a NUL-terminated message (see block_error).
+        let place = unsafe { CStr::from_ptr(worker.message.as_ptr()) }.to_string_lossy().into_owned();
+        let name = &self.name;
+        let signal = worker.fault_signal;
+        let address = worker.fault_address as usize;
+        let detail = |what: String| format!("kernel {name:?}, {place}: {what}");
+        let (code, what) = match signal {
+            libc::SIGSEGV | libc::SIGBUS => {
+                let stacks = worker.stack_memory as usize;
+                let stacks_end = stacks + worker.stack_count as usize * worker.stack_bytes;
+                let why = if (stacks..stacks_end).contains(&address) {
+                    format!(
+                        "overflowed its stack ({} KiB per GPU thread on the host backend: deep recursion, or large \
+                         local arrays)",
+                        worker.stack_bytes / 1024
+                    )
+                } else if address < 65536 {
+                    "a null pointer (or one a little past null)".to_string()
+                } else if signal == libc::SIGBUS {
+                    "memory that cannot be accessed (past the end of a mapped file, or misaligned)".to_string()
+                } else {
+                    "unmapped or protected memory: an index past its array, or a freed or wrong pointer".to_string()
+                };
+                (
+                    ILLEGAL_ADDRESS,
+                    format!(
+                        "illegal memory access at 0x{address:x} ({}): {why}. A GPU reports error 700 here; the host \
+                         backend stopped the launch (what it wrote before stays written) and goes on working",
+                        if signal == libc::SIGSEGV { "SIGSEGV" } else { "SIGBUS" }
+                    ),
+                )
+            }
+            libc::SIGFPE => {
+                // si_code values of SIGFPE (Linux, every architecture).
+                const FPE_INTDIV: i32 = 1;
+                const FPE_INTOVF: i32 = 2;
+                let what = match worker.fault_code {
+                    FPE_INTDIV => "integer division (or remainder) by zero",
+                    FPE_INTOVF => "integer overflow in a division (the most negative value divided by -1)",
+                    _ => "arithmetic exception",
+                };
+                (
+                    LAUNCH_FAILED,
+                    format!(
+                        "{what} (SIGFPE). A GPU gives an undefined result and goes on; the host CPU traps, so the host \
+                         backend stops the launch"
+                    ),
+                )
+            }
+            libc::SIGILL => (
+                ILLEGAL_INSTRUCTION,
+                "illegal instruction (SIGILL): __trap()/__builtin_trap(), unreachable code reached, or an instruction \
+                 this CPU lacks"
+                    .to_string(),
+            ),
+            _ => {
+                let stop = module_error(
+                    LAUNCH_FAILED,
+                    detail("the launch was stopped (Ctrl-C, or another of its blocks failed)".to_string()),
+                );
+                return if stopped || signal == 0 { RangeError::Stopped(stop) } else { RangeError::Failed(stop) };
+            }
+        };
+        RangeError::Failed(module_error(code, detail(what)))
+    }
+
+    /// Runs every block of the grid, spread over the thread pool (this thread takes part). A
+    /// block that fails (a barrier that cannot complete, a fault in kernel code) stops the
+    /// others. Under `run_interruptible` on the main thread, the check runs between this
+    /// thread's ranges of blocks and while it waits for the pool; Ctrl-C also stops the blocks
+    /// running at the time (see faults.rs).
     /// # Safety
     /// `args` matches the kernel's parameters and its pointers are valid for the kernel.
     pub(super) unsafe fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
@@ -308,6 +425,7 @@ impl HostFunction {
         {
             return Err(Error::api(INVALID_VALUE, BackendKind::Host));
         }
+        faults::install();
         let mut pointers = args.pointers();
         let argv = if pointers.is_empty() { std::ptr::null_mut() } else { pointers.as_mut_ptr() };
         let launch = SharedLaunch(LaunchDesc {
@@ -325,44 +443,116 @@ impl HostFunction {
         let helpers = (pool.min(total) - 1) as usize;
         let chunk = (total / (pool * 16)).clamp(1, 64);
         let next = AtomicU64::new(0);
+        let group = faults::new_group();
+        // Only the main thread runs Python's signal handlers, so only its launches stop for Ctrl-C.
+        let interruptible = has_interrupt_check() && faults::on_main_thread();
+        let interrupts = faults::interrupts();
+        let interrupted = || interruptible && faults::interrupts() != interrupts;
         let stop = AtomicBool::new(false);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
         let fail = |e: Error| {
-            stop.store(true, Ordering::Relaxed);
-            let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
-            slot.get_or_insert(e);
+            let first = !stop.swap(true, Ordering::AcqRel);
+            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+            if first {
+                // As a GPU aborts the whole grid: blocks running elsewhere stop too (a block
+                // waiting for the failed one would otherwise wait forever).
+                faults::stop_group(group, STOP_PATIENCE);
+            }
+        };
+        // After Ctrl-C stopped this launch (or between ranges): runs Python's handlers; the
+        // Python layer raises what they raised.
+        let check_interrupt = |me: &faults::Participant| {
+            if stop.load(Ordering::Acquire) {
+                return;
+            }
+            if should_interrupt() {
+                fail(module_error(LAUNCH_FAILED, "the launch was interrupted".to_string()));
+            } else if me.abandoned() || interrupted() {
+                fail(module_error(
+                    LAUNCH_FAILED,
+                    format!("kernel {:?}: the launch was stopped by Ctrl-C (SIGINT)", self.name),
+                ));
+            }
         };
         // Takes ranges of blocks until none is left or the launch stops.
-        let drain = |interruptible: bool| {
+        let drain = |me: &faults::Participant, launcher: bool| {
             let mut last_check = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
+            while !stop.load(Ordering::Relaxed) && !me.abandoned() && !interrupted() {
                 let first = next.fetch_add(chunk, Ordering::Relaxed);
                 if first >= total {
                     break;
                 }
                 let end = (first + chunk).min(total);
                 // SAFETY: per this function's contract.
-                if let Err(e) = unsafe { self.run_range(launch.desc(), first, end, threads) } {
-                    fail(e);
-                    break;
+                match unsafe { self.run_range(launch.desc(), first, end, threads, me) } {
+                    Ok(()) => {}
+                    Err(RangeError::Failed(e)) => {
+                        fail(e);
+                        break;
+                    }
+                    Err(RangeError::Stopped(e)) => {
+                        if !(launcher && interruptible) {
+                            // Another thread failed (its error is kept), or Ctrl-C (the launcher checks).
+                            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                        }
+                        break;
+                    }
                 }
-                if interruptible && last_check.elapsed() >= INTERRUPT_INTERVAL {
+                if launcher && interruptible && last_check.elapsed() >= INTERRUPT_INTERVAL {
                     last_check = Instant::now();
                     if should_interrupt() {
                         fail(module_error(LAUNCH_FAILED, "the launch was interrupted between blocks".to_string()));
                     }
                 }
             }
+            if launcher && interruptible && (me.abandoned() || interrupted()) {
+                check_interrupt(me);
+            }
         };
+        // Registered until the pool is done, so that Ctrl-C finds the launch (faults.rs).
+        let me = faults::Participant::enter(group, interruptible);
+        // Without pygpu's SIGINT handler nothing stops the pool's blocks for Ctrl-C: the launching
+        // thread then checks while it waits for them (a wait rayon's scope cannot interrupt,
+        // and one that costs a few microseconds more per launch).
+        let poll = interruptible && !faults::sigint_hooked();
+        let pending = AtomicUsize::new(helpers);
+        let done = (Mutex::new(()), Condvar::new());
         match workers {
             Some(workers) if helpers > 0 => workers.in_place_scope(|scope| {
                 for _ in 0..helpers {
-                    scope.spawn(|_| drain(false));
+                    scope.spawn(|_| {
+                        let helper = faults::Participant::enter(group, false);
+                        drain(&helper, false);
+                        drop(helper);
+                        if pending.fetch_sub(1, Ordering::AcqRel) == 1 && poll {
+                            let _lock = done.0.lock().unwrap_or_else(|p| p.into_inner());
+                            done.1.notify_all();
+                        }
+                    });
                 }
-                drain(true);
+                drain(&me, true);
+                if poll {
+                    let mut lock = done.0.lock().unwrap_or_else(|p| p.into_inner());
+                    while pending.load(Ordering::Acquire) > 0 {
+                        lock = done.1.wait_timeout(lock, INTERRUPT_INTERVAL).unwrap_or_else(|p| p.into_inner()).0;
+                        if pending.load(Ordering::Acquire) == 0 {
+                            break;
+                        }
+                        drop(lock);
+                        check_interrupt(&me);
+                        if stop.load(Ordering::Acquire) {
+                            faults::stop_group(group, Duration::ZERO);
+                        }
+                        lock = done.0.lock().unwrap_or_else(|p| p.into_inner());
+                    }
+                }
             }),
-            _ => drain(true),
+            _ => drain(&me, true),
         }
+        if interruptible && (me.abandoned() || interrupted()) {
+            check_interrupt(&me);
+        }
+        drop(me);
         match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some(e) => Err(e),
             None => Ok(()),

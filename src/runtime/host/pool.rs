@@ -3,15 +3,30 @@
 //! block given back is idle at once and needs no event before reuse. Cached blocks stay in
 //! the allocation registry (as a GPU pool's memory stays mapped), and count against the
 //! device's memory until `pool_trim` returns them.
+//!
+//! Nothing here may abort for want of memory: the maps grow only through `try_reserve`
+//! (`reserve_handout` before a hand-out), a block that cannot be cached is released instead
+//! (`GiveBack::Release`), and trimming takes one block at a time.
 
 use std::collections::HashMap;
+
+/// What became of a block given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GiveBack {
+    /// Cached for reuse.
+    Cached,
+    /// Out of the pool's books: the caller frees it (the cache could not grow to hold it).
+    Release,
+    /// Not a live pooled block.
+    Unknown,
+}
 
 #[derive(Default)]
 pub(super) struct HostPool {
     /// (device, class bytes) -> idle cached blocks
     idle: HashMap<(i32, usize), Vec<u64>>,
-    /// block handed out -> (device, class bytes)
-    live: HashMap<u64, (i32, usize)>,
+    /// block handed out -> (device, class bytes, bytes asked for)
+    live: HashMap<u64, (i32, usize, usize)>,
     /// device -> bytes of its blocks, live and idle
     reserved: HashMap<i32, usize>,
     /// block -> the number of its current hand-out (None while idle): a graph that captured a
@@ -21,19 +36,31 @@ pub(super) struct HostPool {
 }
 
 impl HostPool {
-    /// An idle block of this class on `device`, now live.
-    pub(super) fn take(&mut self, device: i32, class: usize) -> Option<u64> {
+    /// Room in every map a hand-out (`take` or `add_live`) grows, or false: out of memory.
+    /// Called first, under the same lock, so that the hand-out itself allocates nothing.
+    pub(super) fn reserve_handout(&mut self) -> bool {
+        self.live.try_reserve(1).is_ok() && self.handouts.try_reserve(1).is_ok() && self.reserved.try_reserve(1).is_ok()
+    }
+
+    /// An idle block of this class on `device`, now live (serving `bytes`).
+    pub(super) fn take(&mut self, device: i32, class: usize, bytes: usize) -> Option<u64> {
         let ptr = self.idle.get_mut(&(device, class))?.pop()?;
-        self.live.insert(ptr, (device, class));
+        self.live.insert(ptr, (device, class, bytes));
         self.hand_out(ptr);
         Some(ptr)
     }
 
-    /// Records a block freshly allocated for the pool.
-    pub(super) fn add_live(&mut self, ptr: u64, device: i32, class: usize) {
-        self.live.insert(ptr, (device, class));
+    /// Records a block freshly allocated for the pool (serving `bytes`).
+    pub(super) fn add_live(&mut self, ptr: u64, device: i32, class: usize, bytes: usize) {
+        self.live.insert(ptr, (device, class, bytes));
         *self.reserved.entry(device).or_default() += class;
         self.hand_out(ptr);
+    }
+
+    /// The bytes asked for when the live block at `ptr` was handed out; None for an idle
+    /// block or memory that is no pooled block.
+    pub(super) fn live_bytes(&self, ptr: u64) -> Option<usize> {
+        self.live.get(&ptr).map(|&(_, _, bytes)| bytes)
     }
 
     fn hand_out(&mut self, ptr: u64) {
@@ -47,35 +74,45 @@ impl HostPool {
         self.handouts.get(&ptr).copied()
     }
 
-    /// Makes a live block idle; false if `ptr` is not a live pooled block.
-    pub(super) fn give_back(&mut self, ptr: u64) -> bool {
-        match self.live.remove(&ptr) {
-            Some((device, class)) => {
-                self.idle.entry((device, class)).or_default().push(ptr);
-                self.handouts.insert(ptr, None);
-                true
+    /// Makes a live block idle, or, where the cache cannot grow to hold it (memory ran out),
+    /// takes it off the books for the caller to free: a free must never allocate infallibly.
+    pub(super) fn give_back(&mut self, ptr: u64) -> GiveBack {
+        let Some((device, class, _)) = self.live.remove(&ptr) else {
+            return GiveBack::Unknown;
+        };
+        // After try_reserve(1) one more key fits without reallocating.
+        if self.idle.try_reserve(1).is_ok() {
+            let idle = self.idle.entry((device, class)).or_default();
+            if idle.try_reserve(1).is_ok() {
+                idle.push(ptr);
+                // Through get_mut: insert() may grow the table even for a key it already holds.
+                if let Some(handout) = self.handouts.get_mut(&ptr) {
+                    *handout = None;
+                }
+                return GiveBack::Cached;
             }
-            None => false,
+        }
+        self.forget(ptr, device, class);
+        GiveBack::Release
+    }
+
+    fn forget(&mut self, ptr: u64, device: i32, class: usize) {
+        self.handouts.remove(&ptr);
+        if let Some(held) = self.reserved.get_mut(&device) {
+            *held = held.saturating_sub(class);
         }
     }
 
-    /// Removes and returns `device`'s idle blocks, for the caller to free.
-    pub(super) fn drain_idle(&mut self, device: i32) -> Vec<u64> {
-        let mut blocks = Vec::new();
-        self.idle.retain(|(d, class), ptrs| {
-            if *d != device {
-                return true;
-            }
-            if let Some(held) = self.reserved.get_mut(d) {
-                *held -= *class * ptrs.len();
-            }
-            for ptr in ptrs.iter() {
-                self.handouts.remove(ptr);
-            }
-            blocks.append(ptrs);
-            false
-        });
-        blocks
+    /// Removes one of `device`'s idle blocks for the caller to free (None when none is left):
+    /// one at a time, so that trimming, which runs when memory ran out, allocates nothing.
+    pub(super) fn pop_idle(&mut self, device: i32) -> Option<u64> {
+        let (&(_, class), ptrs) = self.idle.iter_mut().find(|((d, _), ptrs)| *d == device && !ptrs.is_empty())?;
+        let ptr = ptrs.pop()?;
+        if ptrs.is_empty() {
+            self.idle.remove(&(device, class));
+        }
+        self.forget(ptr, device, class);
+        Some(ptr)
     }
 
     pub(super) fn reserved(&self, device: i32) -> usize {

@@ -2,7 +2,7 @@
 //! and shared memory, kept from launch to launch, and `struct Worker` of
 //! pygpu_host/fibers.h that hands them to the kernels library.
 
-use std::ffi::{c_char, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use super::module::module_error;
 use crate::runtime::Result;
@@ -21,6 +21,15 @@ pub(super) struct Worker {
     pub(super) shared: *mut c_void,
     pub(super) shared_capacity: usize,
     pub(super) message: [c_char; 256],
+    // Fault isolation and interruption, see faults.rs and fibers.h.
+    pub(super) jump: *mut *mut c_void,
+    pub(super) recover: Option<unsafe extern "C" fn(*mut Worker, c_int, c_int, *mut c_void) -> c_int>,
+    pub(super) abandon: *const u64,
+    pub(super) group: u64,
+    pub(super) thread_self: *mut c_void,
+    pub(super) fault_signal: c_int,
+    pub(super) fault_code: c_int,
+    pub(super) fault_address: *mut c_void,
 }
 
 /// One host thread's fiber stacks and shared memory, kept from launch to launch.
@@ -45,6 +54,14 @@ impl WorkerMemory {
                 shared: std::ptr::null_mut(),
                 shared_capacity: 0,
                 message: [0; 256],
+                jump: std::ptr::null_mut(),
+                recover: None,
+                abandon: std::ptr::null(),
+                group: 0,
+                thread_self: std::ptr::null_mut(),
+                fault_signal: 0,
+                fault_code: 0,
+                fault_address: std::ptr::null_mut(),
             },
         }
     }

@@ -157,10 +157,25 @@ struct Worker {
   void* shared;                 // the launch's dynamic shared memory (extern __shared__)
   std::size_t shared_capacity;  // at least the launch's shared_bytes
   char message[256];            // why a run failed, NUL-terminated
+  // Fault isolation and interruption (ABI 3; src/runtime/host/faults.rs, docs/reliability.md).
+  void** volatile jump;  // while a fiber runs: &Block::scheduler_sp, the runner's context; else NULL
+  int (*volatile recover)(Worker*, int, int, void*);  // set by the library, see recover_worker
+  const volatile unsigned long long* abandon;  // the loader asks to stop: *abandon == group (NULL: never)
+  unsigned long long group;     // this launch's number
+  void* thread_self;            // pthread_self() of the calling thread
+  int fault_signal;             // set by recover_worker: the signal that stopped the blocks, else 0
+  int fault_code;               // its si_code
+  void* fault_address;          // its si_addr
 };
 
 // CUDA driver codes, so that the host backend reports launch errors as a GPU would.
-enum : int { kSuccess = 0, kInvalidValue = 1, kLaunchFailed = 719 };
+enum : int {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kIllegalAddress = 700,
+  kIllegalInstruction = 715,
+  kLaunchFailed = 719
+};
 
 constexpr unsigned int kWarpSize = 32;
 constexpr unsigned int kMaxThreads = 1024;
@@ -285,8 +300,78 @@ inline void dispatch(Block* b, void** save) {
     pygpu_host_switch_context(save, b->saved_sp[b->running_stack]);
     return;
   }
+  // Back to the runner, which goes on past scheduler_sp: no signal may resume it there again.
+  b->worker->jump = nullptr;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   pygpu_host_switch_context(save, b->scheduler_sp);
 }
+
+// --- faults and interruption ---------------------------------------------------------------
+// The loader's signal handler (src/runtime/host/faults.rs) finds the Worker of the thread that
+// took SIGSEGV, SIGBUS, SIGFPE or SIGILL (or the loader's "stop" signal) and calls
+// worker->recover. Kernel code only runs on fibers, and while fibers run the runner is suspended
+// at scheduler_sp, so recovering is one more context switch: back to the runner, as if the
+// fibers had returned, leaving them abandoned. No setjmp (whose _FORTIFY_SOURCE variant refuses
+// some jumps) and no unwinding: nothing between here and the runner has destructors. The signal
+// stays blocked on the thread until the loader unblocks it after run_blocks returns.
+
+// Runs fibers until they come back to the runner (the caller); false if a signal abandoned them.
+inline bool run_fibers(Block* b) {
+  Worker* w = b->worker;
+  b->scheduler_sp = nullptr;  // recover_worker resumes nothing until dispatch has saved the runner
+  w->jump = &b->scheduler_sp;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  dispatch(b, &b->scheduler_sp);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  return w->fault_signal == 0;
+}
+
+// Called by the loader's signal handler, on the thread that took the signal: while a fiber runs,
+// records the signal and resumes the runner (never returns); else returns 0 and changes nothing.
+inline int recover_worker(Worker* w, int signal, int code, void* address) {
+  void** at = w->jump;
+  if (!at) return 0;
+  void* to = *static_cast<void* volatile*>(at);
+  if (!to) return 0;
+  w->jump = nullptr;
+  w->fault_signal = signal;
+  w->fault_code = code;
+  w->fault_address = address;
+  void* unused;
+  pygpu_host_switch_context(&unused, to);
+  __builtin_unreachable();
+}
+
+// An abandoned fiber may have stopped inside printf, holding stdout's lock (glibc's locks are
+// recursive, owned by the thread): give it back, or every later printf of another thread waits
+// forever. glibc's FILE lock is {int lock; int cnt; void* owner;}, owner being pthread_self().
+inline void release_stream(FILE* f, void* self) {
+#if defined(__GLIBC__)
+  struct GlibcLock {
+    int lock;
+    int cnt;
+    void* owner;
+  };
+  if (!f || !self || (f->_flags & 0x8000 /* _IO_USER_LOCK: no locking */) || !f->_lock) return;
+  GlibcLock* lock = static_cast<GlibcLock*>(f->_lock);
+  for (int i = 0; i < 64 && lock->owner == self && lock->cnt > 0; ++i) funlockfile(f);
+#else
+  (void)f;
+  (void)self;
+#endif
+}
+
+// After a signal abandoned the block's fibers: says where (the loader says what happened). Not
+// which thread: the compiler may keep threadIdx in registers across an inlined thread loop.
+inline int abandoned_block(Block* b) {
+  Worker* w = b->worker;
+  release_stream(stdout, w->thread_self);
+  release_stream(stderr, w->thread_self);
+  std::snprintf(w->message, sizeof w->message, "block (%u,%u,%u)", blockIdx.x, blockIdx.y, blockIdx.z);
+  return kLaunchFailed;
+}
+
+inline bool abandoned(const Worker* w) { return w->abandon && *w->abandon == w->group; }
 
 // Suspends the current thread (its state already says at which barrier) until released.
 inline void suspend(Block* b) {
@@ -325,7 +410,7 @@ inline int run_block(Block* b) {
   for (unsigned int w = 0; w * kWarpSize < b->threads; ++w) b->warp_generation[w] = 0;
   // Start every thread: one fiber runs them in turn until one waits, then a new fiber goes on;
   // control comes back here when all have started.
-  dispatch(b, &b->scheduler_sp);
+  if (!run_fibers(b)) return abandoned_block(b);
   // Release complete barriers until every thread has returned.
   while (b->exited < b->threads) {
     bool released = false;
@@ -364,7 +449,8 @@ inline int run_block(Block* b) {
                        : fail(b, "barrier (__syncthreads)", ~0u);
     }
     b->resume_cursor = 0;
-    dispatch(b, &b->scheduler_sp);  // resumes the released threads in order, then comes back
+    // Resumes the released threads in order, then comes back.
+    if (!run_fibers(b)) return abandoned_block(b);
   }
   return kSuccess;
 }
@@ -424,6 +510,9 @@ inline int run_blocks(const LaunchDesc* launch, unsigned long long first, unsign
                       void (*body)(void*), void* body_arg) {
   if (!worker) return kInvalidValue;
   worker->message[0] = '\0';
+  worker->jump = nullptr;
+  worker->fault_signal = 0;
+  worker->recover = &recover_worker;
   if (!launch || !launch_dims_ok(launch->grid, launch->block)) {
     std::snprintf(worker->message, sizeof worker->message, "invalid grid or block dimensions");
     return kInvalidValue;
@@ -454,6 +543,11 @@ inline int run_blocks(const LaunchDesc* launch, unsigned long long first, unsign
   blockDim = dim3(launch->block[0], launch->block[1], launch->block[2]);
   int rc = kSuccess;
   for (unsigned long long i = first; i < end && rc == kSuccess; ++i) {
+    if (abandoned(worker)) {  // the loader stops the launch (Ctrl-C, or another block failed)
+      std::snprintf(worker->message, sizeof worker->message, "stopped before block %llu", i);
+      rc = kLaunchFailed;
+      break;
+    }
     blockIdx = {static_cast<unsigned int>(i % gx), static_cast<unsigned int>((i % gxy) / gx),
                 static_cast<unsigned int>(i / gxy)};
     rc = run_block(b);

@@ -62,6 +62,8 @@ impl Owned {
 #[pyclass(module = "pygpu", frozen)]
 pub struct DLPackTensor {
     _owned: Owned,
+    /// The tensor's `data` (before `byte_offset`): the allocation it points into.
+    data: u64,
     ptr: u64,
     shape: Vec<i64>,
     strides: Vec<i64>,
@@ -83,6 +85,12 @@ impl DLPackTensor {
     #[getter]
     fn ptr(&self) -> u64 {
         self.ptr
+    }
+
+    /// The DLTensor's `data` pointer (before `byte_offset`): what the producer allocated.
+    #[getter]
+    fn data(&self) -> u64 {
+        self.data
     }
 
     fn __int__(&self) -> u64 {
@@ -142,6 +150,7 @@ impl DLPackTensor {
 
 /// A validated DLTensor: element-0 address, shape, byte strides, dtype, device.
 struct TensorView {
+    data: u64,
     ptr: u64,
     shape: Vec<i64>,
     strides: Vec<i64>,
@@ -181,9 +190,10 @@ unsafe fn read_tensor(t: *const DLTensor) -> PyResult<TensorView> {
         unsafe { std::slice::from_raw_parts(t.shape, ndim) }.to_vec()
     };
     if let Some(d) = shape.iter().find(|&&d| d < 0) {
-        return Err(PyBufferError::new_err(format!("DLPack tensor has a negative extent ({d})")));
+        return Err(PyValueError::new_err(format!("DLPack tensor has a negative extent ({d})")));
     }
-    let overflow = || PyBufferError::new_err("DLPack tensor strides overflow");
+    // Impossible values, not a protocol failure: ValueError, as for any tensor outside memory.
+    let overflow = || PyValueError::new_err("DLPack tensor strides overflow 64-bit byte offsets");
     let strides: Vec<i64> = if t.strides.is_null() || ndim == 0 {
         let mut strides = vec![0i64; ndim];
         let mut acc = itemsize;
@@ -197,10 +207,11 @@ unsafe fn read_tensor(t: *const DLTensor) -> PyResult<TensorView> {
         let elements = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
         elements.iter().map(|&s| s.checked_mul(itemsize).ok_or_else(overflow)).collect::<PyResult<_>>()?
     };
-    let ptr = (t.data as usize as u64)
+    let data = t.data as usize as u64;
+    let ptr = data
         .checked_add(t.byte_offset)
-        .ok_or_else(|| PyBufferError::new_err("DLPack tensor's data + byte_offset overflows"))?;
-    Ok(TensorView { ptr, shape, strides, dtype, device: t.device })
+        .ok_or_else(|| PyValueError::new_err("DLPack tensor's data + byte_offset overflows the address space"))?;
+    Ok(TensorView { data, ptr, shape, strides, dtype, device: t.device })
 }
 
 /// Consumes a DLPack capsule ("dltensor" or "dltensor_versioned" 1.x), renaming it to
@@ -268,7 +279,7 @@ pub fn dlpack_from_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<DLPackTensor>
         (Managed::Legacy(m), unsafe { std::ptr::addr_of!((*m).dl_tensor) }, false, None)
     };
     // SAFETY: the producer guarantees a well-formed tensor while the capsule lives.
-    let TensorView { ptr, shape, strides, dtype, device } = unsafe { read_tensor(tensor_ptr) }?;
+    let TensorView { data, ptr, shape, strides, dtype, device } = unsafe { read_tensor(tensor_ptr) }?;
     let used = if versioned { NAME_USED_VERSIONED } else { NAME_USED_LEGACY };
     // SAFETY: a static name; from now on the capsule's destructor leaves the tensor alone.
     if unsafe { ffi::PyCapsule_SetName(obj, used.as_ptr()) } != 0 {
@@ -278,6 +289,7 @@ pub fn dlpack_from_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<DLPackTensor>
     }
     Ok(DLPackTensor {
         _owned: Owned(managed),
+        data,
         ptr,
         shape,
         strides,
