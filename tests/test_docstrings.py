@@ -1,6 +1,7 @@
 """Every public name has a docstring: each callable and class in the ``__all__`` of pygpu and of its
-PyCUDA-compatible modules (what ``help()`` and the docs' API reference show), and the package
-itself opens ``help(pygpu)`` with an overview and an example."""
+PyCUDA-compatible modules (what ``help()`` and the docs' API reference show), each public member
+(method, property, getter, slot) of those classes, and the package itself opens ``help(pygpu)``
+with an overview and an example."""
 
 from __future__ import annotations
 
@@ -35,6 +36,65 @@ def _own_doc(obj: object) -> str:
     return (doc or "").strip()
 
 
+def _is_api_member(value: object) -> bool:
+    # Methods and descriptors (properties, Rust getters and fields, __slots__ attributes), not
+    # constants or enum members: a plain value has its type's docstring, not one of its own.
+    return (
+        inspect.isroutine(value)
+        or inspect.isdatadescriptor(value)
+        or isinstance(value, (staticmethod, classmethod))
+        or inspect.isclass(value)
+    )
+
+
+def _member_doc(owner: type, name: str, value: object) -> str:
+    if inspect.isclass(value):
+        return _own_doc(value)
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    doc = getattr(value, "__doc__", None)
+    # A __slots__ attribute is documented by its value in a dict __slots__, which help(),
+    # inspect.getdoc and the API reference read (its __doc__ stays None before Python 3.13).
+    slots = vars(owner).get("__slots__")
+    if not doc and inspect.ismemberdescriptor(value) and isinstance(slots, dict):
+        doc = slots.get(name)
+    return (doc or "").strip() if isinstance(doc, str) else ""
+
+
+def _undocumented_members(cls: type, where: str) -> list[str]:
+    return [
+        f"{where}.{name}"
+        for name, value in vars(cls).items()
+        if not name.startswith("_") and _is_api_member(value) and not _member_doc(cls, name, value)
+    ]
+
+
+def _undocumented_class_members() -> list[str]:
+    """The public members without a docstring of every public class: those it defines, and those
+    it inherits from pygpu's private bases (mixins, shared implementations), which help() shows
+    as its own. A base that is itself public is checked as such, and each class once."""
+    public: dict[int, str] = {}
+    for module in _public_modules():
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                public.setdefault(id(obj), f"{module.__name__}.{name}")
+    missing = []
+    private_bases: dict[int, tuple[type, str]] = {}
+    for module in _public_modules():
+        for name in getattr(module, "__all__", ()):
+            cls = getattr(module, name)
+            if not inspect.isclass(cls) or public.get(id(cls)) != f"{module.__name__}.{name}":
+                continue
+            missing += _undocumented_members(cls, f"{module.__name__}.{name}")
+            for base in cls.__mro__[1:]:
+                if id(base) not in public and base.__module__.split(".")[0] == "pygpu":
+                    private_bases.setdefault(id(base), (base, f"{module.__name__}.{name}"))
+    for base, user in private_bases.values():
+        missing += _undocumented_members(base, f"{base.__module__}.{base.__qualname__} (a base of {user})")
+    return missing
+
+
 def _undocumented() -> list[str]:
     missing = []
     seen: set[int] = set()
@@ -57,6 +117,38 @@ def test_every_public_callable_and_class_has_a_docstring() -> None:
         f"{len(missing)} public names have no docstring (Python: a docstring; a Rust #[pyclass] or "
         f"#[pyfunction]: a /// doc comment): {', '.join(missing)}"
     )
+
+
+def test_every_public_member_of_a_public_class_has_a_docstring() -> None:
+    missing = _undocumented_class_members()
+    assert not missing, (
+        f"{len(missing)} public methods, properties or attributes of public classes have no "
+        f"docstring (Python: a docstring, a __slots__ attribute: its value in a dict __slots__; "
+        f"Rust #[pymethods], #[getter] or #[pyo3(get)] field: a /// doc comment): {', '.join(missing)}"
+    )
+
+
+def test_the_member_walk_sees_methods_getters_and_slots() -> None:
+    # Each kind of member the check above reads, so that a change in how one is found (a
+    # descriptor type, a dict __slots__) cannot silently drop it from the check.
+    from pygpu.gpuarray import GPUArray
+
+    cases = [
+        (pygpu.cudaStream_t, "is_capturing"),  # Rust #[getter]
+        (pygpu.cudaDeviceProp, "uuid"),  # Rust #[pyo3(get)] field holding a Python object
+        (pygpu.Module, "get_function"),  # Rust method
+        (pygpu.driver.Device, "count"),  # staticmethod
+        (GPUArray, "T"),  # property
+        (GPUArray, "shape"),  # __slots__ attribute
+        (GPUArray, "squeeze"),  # method
+    ]
+    for owner, name in cases:
+        value = vars(owner)[name]
+        assert _is_api_member(value), f"{owner.__name__}.{name} is not walked"
+        assert _member_doc(owner, name, value), f"{owner.__name__}.{name} has no docstring"
+    # Constants and enum members are values, not API members with docstrings of their own.
+    assert not _is_api_member(vars(pygpu.driver.event_flags)["DEFAULT"])
+    assert not _is_api_member(vars(pygpu.pycuda_alias.PycudaAliasFinder)["is_pygpu_pycuda_alias"])
 
 
 def test_the_walk_sees_the_whole_surface() -> None:

@@ -27,6 +27,7 @@ class CompiledModule:
     no_extern_c = False
 
     def loaded(self) -> Module:
+        """The loaded Module that ``get_function`` and ``get_global`` read (subclasses give it)."""
         raise NotImplementedError
 
     def get_function(self, name: str) -> Function:
@@ -45,7 +46,9 @@ class CompiledModule:
         return self.loaded().get_global(name)
 
     def get_texref(self, name: str) -> Any:
+        """Texture references were removed in CUDA 12: raises NotImplementedError naming the replacement."""
         raise NotImplementedError(f"get_texref({name!r}): {NO_TEXTURES}")
 
     def get_surfref(self, name: str) -> Any:
+        """Surface references were removed in CUDA 12: raises NotImplementedError naming the replacement."""
         raise NotImplementedError(f"get_surfref({name!r}): {NO_TEXTURES}")

@@ -83,6 +83,7 @@ class Device:
 
     @staticmethod
     def count() -> int:
+        """The number of devices the active backend sees (``cuDeviceGetCount``)."""
         n, status = cudaGetDeviceCount()
         status.check()
         return n
@@ -91,12 +92,15 @@ class Device:
         return cudaDeviceProp(self.ordinal)
 
     def name(self) -> str:
+        """The device's name, e.g. ``"NVIDIA H100 80GB HBM3"``."""
         return self._props().name
 
     def compute_capability(self) -> tuple[int, int]:
+        """(major, minor), e.g. ``(9, 0)`` for an H100: what ``arch="sm_90"`` targets."""
         return self._props().compute_capability
 
     def total_memory(self) -> int:
+        """The device's global memory in bytes."""
         return self._props().totalGlobalMem
 
     def pci_bus_id(self) -> str:
@@ -154,6 +158,7 @@ class Device:
         return context
 
     def retain_primary_context(self) -> Context:
+        """The device's primary context, not made current (``push()`` it to use it)."""
         return Context(self)
 
     def __eq__(self, other: object) -> bool:
@@ -201,6 +206,8 @@ class Context:
         self._detached = False
 
     def push(self) -> None:
+        """Makes this context's device current on this thread until ``Context.pop()``;
+        raises LogicError once the context was detached."""
         if self._detached:
             raise LogicError("this context was detached and can no longer be pushed")
         previous = _current_device()

@@ -89,6 +89,8 @@ class DynamicModule(CompiledModule):
             self._linker = CudaLinker(link_options, log_verbose)
 
     def loaded(self) -> Module:
+        """The linked Module that ``get_function`` and ``get_global`` read; raises LogicError
+        before ``link()``."""
         if self.module is None:
             raise LogicError("DynamicModule: call link() before looking up kernels or globals")
         return self.module

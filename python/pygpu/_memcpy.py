@@ -148,6 +148,8 @@ class _Side:
 
 
 def _array_unsupported(*_args: Any) -> None:
+    """CUDA arrays (``pycuda.driver.Array``) are not supported: raises NotImplementedError (copy
+    to linear device memory with ``set_src_device``/``set_dst_device`` instead)."""
     raise NotImplementedError(
         "CUDA arrays (pycuda.driver.Array) are not supported by pygpu: copy to linear device memory "
         "(set_src_device/set_dst_device with mem_alloc or mem_alloc_pitch) instead"
@@ -170,9 +172,11 @@ class _PitchedCopy:
         self.height = 0
 
     def set_src_host(self, buffer: Any) -> None:
+        """Copies from a host buffer (a numpy array or anything exporting the buffer protocol)."""
         self._src.set_host(buffer, False, "src")
 
     def set_src_device(self, pointer: Any) -> None:
+        """Copies from device memory: a DeviceAllocation or an address."""
         self._src.set_device(pointer, "src")
 
     def set_src_unified(self, pointer: Any) -> None:
@@ -180,12 +184,15 @@ class _PitchedCopy:
         self._src.set_device(pointer, "src")
 
     def set_dst_host(self, buffer: Any) -> None:
+        """Copies into a writable host buffer (a numpy array or anything exporting the buffer protocol)."""
         self._dst.set_host(buffer, True, "dst")
 
     def set_dst_device(self, pointer: Any) -> None:
+        """Copies into device memory: a DeviceAllocation or an address."""
         self._dst.set_device(pointer, "dst")
 
     def set_dst_unified(self, pointer: Any) -> None:
+        """A unified (managed or device) address: treated as device memory."""
         self._dst.set_device(pointer, "dst")
 
     set_src_array = _array_unsupported

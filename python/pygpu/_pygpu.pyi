@@ -64,11 +64,14 @@ class cudaError:
     ``<cudaError: code=N>``."""
     def __new__(cls, code: int) -> Self: ...
     @property
-    def code(self) -> int: ...
+    def code(self) -> int:
+        """The raw status code (0: success)."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The code's symbolic name, e.g. ``cudaErrorInvalidValue``."""
     @property
-    def message(self) -> str: ...
+    def message(self) -> str:
+        """The backend's description of the code."""
     def __int__(self) -> int: ...
     def __index__(self) -> int: ...
     def __eq__(self, other: object, /) -> bool: ...
@@ -125,25 +128,35 @@ class cudaDeviceProp:
     """A device's properties, read when constructed; CUDA's field names."""
     def __new__(cls, device: int) -> Self: ...
     @property
-    def device(self) -> int: ...
+    def device(self) -> int:
+        """The device ordinal."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The device's name."""
     @property
-    def uuid(self) -> bytes: ...
+    def uuid(self) -> bytes:
+        """The device's 16-byte UUID."""
     @property
-    def pciBusID(self) -> int: ...
+    def pciBusID(self) -> int:
+        """The PCI bus number."""
     @property
-    def pciDeviceID(self) -> int: ...
+    def pciDeviceID(self) -> int:
+        """The PCI device number."""
     @property
-    def pciDomainID(self) -> int: ...
+    def pciDomainID(self) -> int:
+        """The PCI domain number."""
     @property
-    def totalGlobalMem(self) -> int: ...
+    def totalGlobalMem(self) -> int:
+        """Global memory in bytes."""
     @property
-    def major(self) -> int: ...
+    def major(self) -> int:
+        """The compute capability's major number."""
     @property
-    def minor(self) -> int: ...
+    def minor(self) -> int:
+        """The compute capability's minor number."""
     @property
-    def multiProcessorCount(self) -> int: ...
+    def multiProcessorCount(self) -> int:
+        """The number of multiprocessors (SMs; CUs on AMD)."""
     @property
     def compute_capability(self) -> tuple[int, int]:
         """(major, minor)"""
@@ -160,11 +173,14 @@ class cudaStream_t:
     def handle(self) -> int:
         """The raw handle (cudaStream_t as an integer), for passing to C/C++ code."""
     @property
-    def device(self) -> int: ...
+    def device(self) -> int:
+        """The ordinal of the device the stream belongs to."""
     @property
-    def flags(self) -> int: ...
+    def flags(self) -> int:
+        """The flags the stream was created with: 0 or 1 (cudaStreamNonBlocking)."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
     def __int__(self) -> int: ...
     def __cuda_stream__(self) -> tuple[int, int]:
         """The CUDA stream protocol: (0, handle)."""
@@ -175,7 +191,8 @@ class cudaStream_t:
     def end_capture(self) -> Graph:
         """Stops recording and returns the graph, which keeps alive what ``keep_while_captured`` got."""
     @property
-    def is_capturing(self) -> bool: ...
+    def is_capturing(self) -> bool:
+        """Whether the stream is recording into a graph (between ``begin_capture`` and ``end_capture``)."""
     def keep_while_captured(self, obj: object) -> bool:
         """While capturing, keeps ``obj`` alive as long as the graph being recorded and its
         instances (memory the captured work uses); False when not capturing."""
@@ -190,13 +207,17 @@ class cudaEvent_t:
         """The 64 bytes another process opens this event with (cuIpcGetEventHandle); needs
         flags 6 (INTERPROCESS | DISABLE_TIMING)."""
     @property
-    def handle(self) -> int: ...
+    def handle(self) -> int:
+        """The raw handle (cudaEvent_t as an integer), for passing to C/C++ code; raises once closed."""
     @property
-    def flags(self) -> int: ...
+    def flags(self) -> int:
+        """The flags the event was created with (``event_flags``)."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
     def __int__(self) -> int: ...
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Destroys the event now; idempotent."""
 
 def cudaStreamSynchronize(stream: cudaStream_t | None = None) -> cudaError: ...
 def cudaStreamQuery(stream: cudaStream_t | None = None) -> cudaError:
@@ -233,13 +254,17 @@ class DeviceAllocation:
     def __int__(self) -> int: ...
     def __index__(self) -> int: ...
     @property
-    def ptr(self) -> int: ...
+    def ptr(self) -> int:
+        """The device address; raises once freed."""
     @property
-    def nbytes(self) -> int: ...
+    def nbytes(self) -> int:
+        """The size in bytes."""
     @property
-    def device(self) -> int: ...
+    def device(self) -> int:
+        """The ordinal of the device the memory is on."""
     @property
-    def freed(self) -> bool: ...
+    def freed(self) -> bool:
+        """Whether the memory was released (by ``free()``)."""
     def free(self) -> None:
         """Releases the memory now; later use raises. Idempotent. Raises BufferError while a
         zero-copy export of the address (numpy array, DLPack tensor) is alive."""
@@ -274,15 +299,18 @@ class HostAllocation:
     ``flags`` combine host_alloc_flags: PORTABLE (1), DEVICEMAP (2), WRITECOMBINED (4)."""
     def __new__(cls, nbytes: int, flags: int = 0) -> Self: ...
     @property
-    def flags(self) -> int: ...
+    def flags(self) -> int:
+        """The ``host_alloc_flags`` it was allocated with."""
     def get_device_pointer(self) -> int:
         """The address kernels use for this (mapped) memory."""
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
     @property
-    def nbytes(self) -> int: ...
+    def nbytes(self) -> int:
+        """The size in bytes."""
     @property
-    def ptr(self) -> int: ...
+    def ptr(self) -> int:
+        """The host address (see ``get_device_pointer`` for the address kernels use)."""
 
 @final
 class RegisteredHostMemory:
@@ -295,13 +323,17 @@ class RegisteredHostMemory:
     def base(self) -> Any:
         """The registered object."""
     @property
-    def ptr(self) -> int: ...
+    def ptr(self) -> int:
+        """The host address of the registered bytes."""
     @property
-    def nbytes(self) -> int: ...
+    def nbytes(self) -> int:
+        """The size in bytes."""
     @property
-    def flags(self) -> int: ...
+    def flags(self) -> int:
+        """The ``mem_host_register_flags`` it was registered with."""
     @property
-    def registered(self) -> bool: ...
+    def registered(self) -> bool:
+        """Whether the memory is still registered (False after ``unregister()``)."""
     def get_device_pointer(self) -> int:
         """The address kernels use for this memory."""
     def unregister(self) -> None:
@@ -321,10 +353,13 @@ class IPCMemoryHandle:
     def __int__(self) -> int: ...
     def __index__(self) -> int: ...
     @property
-    def ptr(self) -> int: ...
+    def ptr(self) -> int:
+        """The mapped memory's address in this process; raises once closed."""
     @property
-    def closed(self) -> bool: ...
-    def close(self) -> None: ...
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+    def close(self) -> None:
+        """Unmaps now; idempotent."""
 
 def mem_alloc(nbytes: int) -> DeviceAllocation:
     """Allocates ``nbytes`` of device memory."""
@@ -396,8 +431,10 @@ class _DeviceArray(Generic[_T]):
     def shape(self) -> list[int]: ...
     def strides(self) -> list[int]:
         """Byte strides of the C-contiguous device copy."""
-    def allocated(self) -> bool: ...
-    def last_status(self) -> cudaError: ...
+    def allocated(self) -> bool:
+        """Whether the device side exists (``allocate()`` was called)."""
+    def last_status(self) -> cudaError:
+        """The status of the last call that touched the device (``allocate``, ``to_device``, ``to_host``)."""
 
 @final
 class pointer_wrapper_int16(_PointerWrapper[int]):
@@ -519,7 +556,9 @@ class Module:
     def __new__(cls, image: bytes) -> Self: ...
     @staticmethod
     def from_file(path: str | os.PathLike[str]) -> Module: ...
-    def get_function(self, name: str) -> Function: ...
+    def get_function(self, name: str) -> Function:
+        """The kernel named ``name`` as the code object exports it (a C++ kernel not declared
+        ``extern "C"``: its mangled name); raises if there is none."""
     def _set_declarations(self, lookup: Callable[[str], Any]) -> None: ...
     def get_global(self, name: str) -> tuple[int, int]:
         """(device address, size in bytes) of a global variable."""
@@ -588,7 +627,8 @@ class Function:
     ) -> None:
         """Launches on `stream` (None: the default stream) with the argument types given to prepare()."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The kernel's name in the module."""
     def get_attribute(self, attr: int) -> int:
         """The value of a function_attribute (CUfunction_attribute number)."""
     def set_attribute(self, attr: int, value: int) -> None:
@@ -603,15 +643,21 @@ class Function:
         """Launches as prepared_call between two events; the callable returned waits for the
         launch and gives its duration in seconds."""
     @property
-    def num_regs(self) -> int: ...
+    def num_regs(self) -> int:
+        """Registers each thread uses (``function_attribute.NUM_REGS``): what limits occupancy."""
     @property
-    def shared_size_bytes(self) -> int: ...
+    def shared_size_bytes(self) -> int:
+        """Bytes of statically allocated shared memory per block (``SHARED_SIZE_BYTES``)."""
     @property
-    def local_size_bytes(self) -> int: ...
+    def local_size_bytes(self) -> int:
+        """Bytes of local memory per thread (``LOCAL_SIZE_BYTES``): register spills show up here."""
     @property
-    def const_size_bytes(self) -> int: ...
+    def const_size_bytes(self) -> int:
+        """Bytes of constant memory the kernel uses (``CONST_SIZE_BYTES``)."""
     @property
-    def max_threads_per_block(self) -> int: ...
+    def max_threads_per_block(self) -> int:
+        """The most threads a block of this kernel may have (``MAX_THREADS_PER_BLOCK``); 0 where the
+        backend does not report it. Launches with larger blocks raise."""
     def max_potential_block_size(self, dynamic_shared_bytes: int = 0, block_size_limit: int = 0) -> tuple[int, int]:
         """(minimum grid size, block size) that maximise occupancy."""
 
@@ -825,9 +871,11 @@ class ManagedAllocation:
     def __new__(cls, nbytes: int, mem_flags: int = 1) -> Self: ...
     def get_device_pointer(self) -> int: ...
     @property
-    def ptr(self) -> int: ...
+    def ptr(self) -> int:
+        """The address, valid in kernels and on the host alike; raises once freed."""
     @property
-    def nbytes(self) -> int: ...
+    def nbytes(self) -> int:
+        """The size in bytes."""
     def attach(self, mem_flags: int, stream: cudaStream_t | None = None) -> None:
         """Which streams may access the memory: GLOBAL, HOST, or SINGLE (only ``stream``)."""
     def free(self) -> None:

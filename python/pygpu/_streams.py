@@ -34,12 +34,16 @@ class Stream(cudaStream_t):
     """A stream (``cudaStream_t``); ``handle`` is the raw handle as an int."""
 
     def synchronize(self) -> None:
+        """Waits until all work queued on this stream is done."""
         cudaStreamSynchronize(self).check()
 
     def is_done(self) -> bool:
+        """Whether all work queued on this stream is done, without waiting."""
         return _ready(cudaStreamQuery(self))
 
     def wait_for_event(self, event: cudaEvent_t) -> None:
+        """Makes work queued on this stream after now wait until ``event`` completes; the host
+        does not wait."""
         cudaStreamWaitEvent(self, event).check()
 
 
@@ -56,14 +60,18 @@ class Event(cudaEvent_t):
     """An event (``cudaEvent_t``); methods return self where PyCUDA's do."""
 
     def record(self, stream: Any = None) -> Event:
+        """Records this event on ``stream`` (None: the default stream): it completes once the
+        work queued there before it is done. Returns self."""
         cudaEventRecord(self, stream).check()
         return self
 
     def synchronize(self) -> Event:
+        """Waits until the event's recorded work is done. Returns self."""
         cudaEventSynchronize(self).check()
         return self
 
     def query(self) -> bool:
+        """Whether the event has completed, without waiting."""
         return _ready(cudaEventQuery(self))
 
     def time_since(self, event: cudaEvent_t) -> float:

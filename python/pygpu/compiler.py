@@ -490,4 +490,5 @@ class SourceModule(CompiledModule):
         _mark("module loaded")
 
     def loaded(self) -> Module:
+        """The compiled and loaded Module that ``get_function`` and ``get_global`` read."""
         return self.module

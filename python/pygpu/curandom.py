@@ -237,6 +237,7 @@ class PhiloxRandomNumberGenerator:
         self._advance(_fill(data, kind, self.seed, self.offset, stream))
 
     def gen_uniform(self, shape: Any, dtype: Any, stream: Any = None) -> GPUArray:
+        """A new array of ``shape`` and ``dtype`` filled as ``fill_uniform`` does."""
         result = empty(shape, dtype)
         self.fill_uniform(result, stream)
         return result
@@ -246,6 +247,7 @@ class PhiloxRandomNumberGenerator:
         self._advance(_fill(data, "normal", self.seed, self.offset, stream))
 
     def gen_normal(self, shape: Any, dtype: Any, stream: Any = None) -> GPUArray:
+        """A new array of ``shape`` and ``dtype`` filled as ``fill_normal`` does."""
         result = empty(shape, dtype)
         self.fill_normal(result, stream)
         return result
@@ -262,6 +264,7 @@ class PhiloxRandomNumberGenerator:
         self._advance(_fill(data, "normal", self.seed, self.offset, stream, mean, stddev, True))
 
     def gen_log_normal(self, shape: Any, dtype: Any, mean: float, stddev: float, stream: Any = None) -> GPUArray:
+        """A new array of ``shape`` and ``dtype`` filled as ``fill_log_normal`` does."""
         result = empty(shape, dtype)
         self.fill_log_normal(result, mean, stddev, stream)
         return result

@@ -350,10 +350,12 @@ class PointerHolderBase:
     accepted wherever a device pointer is (kernel arguments, ``memcpy_*``, ``int()``)."""
 
     def get_pointer(self) -> int:
+        """The device address this object stands for; subclasses must override it."""
         raise NotImplementedError(f"{type(self).__name__} must implement get_pointer() returning the device address")
 
     @property
     def ptr(self) -> int:
+        """``get_pointer()`` as an int (what ``int()`` and kernel arguments use)."""
         return int(self.get_pointer())
 
     def __int__(self) -> int:

@@ -251,6 +251,8 @@ class ElementwiseKernel:
             self.func.prepare([*signature, np.int64])
 
     def get_texref(self, name: str) -> Any:
+        """Texture references were removed in CUDA 12: raises NotImplementedError (pass arrays
+        as pointer arguments instead)."""
         raise NotImplementedError("texture references were removed in CUDA 12; pass arrays as pointer arguments")
 
     def _contiguous_size(self, args: tuple[Any, ...]) -> int | None:

@@ -258,10 +258,12 @@ class Communicator:
 
     @property
     def rank(self) -> int:
+        """This communicator's rank, from 0 to ``nranks - 1``; raises ValueError once closed."""
         return int(self._live().rank)
 
     @property
     def nranks(self) -> int:
+        """The number of ranks in the communicator; raises ValueError once closed."""
         engine = self._live()
         if self._size is None:  # asked once: every send and recv checks its peer against it
             self._size = int(engine.nranks)

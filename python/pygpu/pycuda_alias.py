@@ -56,6 +56,8 @@ class PycudaAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
+        """A spec for ``pycuda`` and ``pycuda.X`` (loaded as ``pygpu[.X]``), None for other
+        names; raises ImportError if a real PyCUDA is installed too."""
         if fullname != "pycuda" and not fullname.startswith("pycuda."):
             return None
         if fullname == "pycuda":
@@ -81,11 +83,13 @@ class PycudaAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        """The ``pygpu`` module the alias stands for, imported if needed: ``pycuda.X is pygpu.X``."""
         module = importlib.import_module("pygpu" + spec.name[len("pycuda") :])
         self._own_specs[spec.name] = module.__spec__
         return module
 
     def exec_module(self, module: ModuleType) -> None:
+        """Runs nothing (the module is already imported); keeps its ``__spec__`` pygpu's."""
         # The import system has just set the module's __spec__ to the alias's: it stays pygpu's.
         own = self._own_specs.pop(module.__spec__.name if module.__spec__ else "", None)
         if own is not None:

@@ -154,15 +154,20 @@ class DeviceData:
         self.register_allocation_unit = "warp"
 
     def align(self, nbytes: int, word_size: int = 4) -> int:
+        """``nbytes`` rounded up to ``align_bytes(word_size)``."""
         return _ceil_to(nbytes, self.align_bytes(word_size))
 
     def align_dtype(self, elements: int, dtype_size: int) -> int:
+        """``elements`` rounded up to the alignment, counted in elements of ``dtype_size`` bytes."""
         return _ceil_to(elements, self.align_words(dtype_size))
 
     def align_words(self, word_size: int) -> int:
+        """The alignment for coalesced fetches, in words of ``word_size`` bytes."""
         return self.align_bytes(word_size) // word_size
 
     def align_bytes(self, word_size: int = 4) -> int:
+        """The alignment in bytes for coalesced fetches of ``word_size``-byte words: 64 for 4,
+        128 for 8 or 16; other sizes raise ValueError."""
         if word_size == 4:
             return 64
         if word_size in (8, 16):
@@ -170,10 +175,12 @@ class DeviceData:
         raise ValueError(f"no alignment possible for fetches of size {word_size} (use 4, 8 or 16)")
 
     def coalesce(self, thread_count: int) -> int:
+        """``thread_count`` rounded up to a multiple of 16 (a half-warp)."""
         return _ceil_to(thread_count, 16)
 
     @staticmethod
     def make_valid_tex_channel_count(size: int) -> int:
+        """The smallest texture channel count (1, 2 or 4) that holds ``size`` channels."""
         for valid in (1, 2, 4):
             if size <= valid:
                 return valid
@@ -260,10 +267,12 @@ class Argument:
         return f"{type(self).__name__}({self.name!r}, {self.dtype})"
 
     def declarator(self) -> str:
+        """The parameter's C declaration in the kernel's signature, e.g. ``float *x``."""
         raise NotImplementedError
 
     @property
     def struct_char(self) -> str:
+        """The ``struct`` character that ``Function.prepare`` takes for this parameter."""
         raise NotImplementedError
 
 
@@ -272,9 +281,11 @@ class VectorArg(Argument):
 
     @property
     def struct_char(self) -> str:
+        """``"P"``: a pointer."""
         return "P"
 
     def declarator(self) -> str:
+        """``T *name``, T the C type of ``dtype``."""
         return f"{dtype_to_ctype(self.dtype)} *{self.name}"
 
 
@@ -282,10 +293,12 @@ class ScalarArg(Argument):
     """A by-value parameter (``T name``): a number or numpy scalar at call time."""
 
     def declarator(self) -> str:
+        """``T name``, T the C type of ``dtype``."""
         return f"{dtype_to_ctype(self.dtype)} {self.name}"
 
     @property
     def struct_char(self) -> str:
+        """The ``struct`` character of ``dtype`` (its ``dtype.char``)."""
         char: str = self.dtype.char
         return char
 

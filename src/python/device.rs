@@ -125,24 +125,34 @@ fn active_kind() -> runtime::BackendKind {
 /// A device's properties, read when constructed; CUDA's field names.
 #[pyclass(name = "cudaDeviceProp", module = "pygpu", frozen)]
 pub struct CudaDeviceProp {
+    /// The device ordinal.
     #[pyo3(get)]
     device: i32,
+    /// The device's name.
     #[pyo3(get)]
     name: String,
+    /// The device's 16-byte UUID.
     #[pyo3(get)]
     uuid: Py<PyBytes>,
+    /// The PCI bus number.
     #[pyo3(get, name = "pciBusID")]
     pci_bus_id: i32,
+    /// The PCI device number.
     #[pyo3(get, name = "pciDeviceID")]
     pci_device_id: i32,
+    /// The PCI domain number.
     #[pyo3(get, name = "pciDomainID")]
     pci_domain_id: i32,
+    /// Global memory in bytes.
     #[pyo3(get, name = "totalGlobalMem")]
     total_global_mem: usize,
+    /// The compute capability's major number.
     #[pyo3(get)]
     major: i32,
+    /// The compute capability's minor number.
     #[pyo3(get)]
     minor: i32,
+    /// The number of multiprocessors (SMs; CUs on AMD).
     #[pyo3(get, name = "multiProcessorCount")]
     multi_processor_count: i32,
 }

@@ -267,16 +267,19 @@ impl CudaStatus {
         CudaStatus::from_code(code)
     }
 
+    /// The raw status code (0: success).
     #[getter]
     fn get_code(&self) -> i32 {
         self.code
     }
 
+    /// The code's symbolic name, e.g. `cudaErrorInvalidValue`.
     #[getter]
     fn name(&self) -> String {
         error_name(self.backend, self.code)
     }
 
+    /// The backend's description of the code.
     #[getter]
     fn message(&self) -> String {
         error_string(self.backend, self.code)

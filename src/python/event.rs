@@ -51,11 +51,13 @@ impl CudaEvent {
         Ok(pyo3::types::PyBytes::new(py, &handle))
     }
 
+    /// The raw handle (cudaEvent_t as an integer), for passing to C/C++ code; raises once closed.
     #[getter(handle)]
     fn py_handle(&self) -> PyResult<usize> {
         self.event.with(|e| e.handle().as_raw())
     }
 
+    /// The flags the event was created with (`event_flags`).
     #[getter]
     fn flags(&self) -> u32 {
         self.flags
@@ -65,10 +67,12 @@ impl CudaEvent {
         self.py_handle()
     }
 
+    /// Destroys the event now; idempotent.
     fn close(&self) -> PyResult<()> {
         Ok(self.destroy()?)
     }
 
+    /// Whether `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
         self.event.is_released()

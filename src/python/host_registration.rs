@@ -62,16 +62,19 @@ impl RegisteredHostMemory {
         self.base.clone_ref(py)
     }
 
+    /// The host address of the registered bytes.
     #[getter]
     fn ptr(&self) -> usize {
         self.ptr
     }
 
+    /// The size in bytes.
     #[getter]
     fn nbytes(&self) -> usize {
         self.bytes
     }
 
+    /// The `mem_host_register_flags` it was registered with.
     #[getter]
     fn flags(&self) -> u32 {
         self.flags
@@ -87,6 +90,7 @@ impl RegisteredHostMemory {
         drop(self.registration.take());
     }
 
+    /// Whether the memory is still registered (False after `unregister()`).
     #[getter]
     fn registered(&self) -> bool {
         !self.registration.is_released()

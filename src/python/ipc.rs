@@ -78,6 +78,7 @@ impl IPCMemoryHandle {
         self.mapping.with(IpcMapping::ptr)
     }
 
+    /// The mapped memory's address in this process; raises once closed.
     #[getter]
     fn ptr(&self) -> PyResult<DevicePtr> {
         self.mapping.with(IpcMapping::ptr)
@@ -88,6 +89,7 @@ impl IPCMemoryHandle {
         drop(self.mapping.take());
     }
 
+    /// Whether `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
         self.mapping.is_released()

@@ -54,11 +54,13 @@ impl ManagedAllocation {
         self.live_ptr()
     }
 
+    /// The address, valid in kernels and on the host alike; raises once freed.
     #[getter]
     fn ptr(&self) -> PyResult<DevicePtr> {
         self.live_ptr()
     }
 
+    /// The size in bytes.
     #[getter]
     fn nbytes(&self) -> usize {
         self.buffer.bytes()

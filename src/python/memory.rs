@@ -118,21 +118,25 @@ impl DeviceAllocation {
         self.live_ptr()
     }
 
+    /// The device address; raises once freed.
     #[getter]
     fn ptr(&self) -> PyResult<DevicePtr> {
         self.live_ptr()
     }
 
+    /// The size in bytes.
     #[getter]
     fn nbytes(&self) -> usize {
         self.bytes
     }
 
+    /// The ordinal of the device the memory is on.
     #[getter(device)]
     fn py_device(&self) -> i32 {
         self.device
     }
 
+    /// Whether the memory was released (by `free()`).
     #[getter]
     fn freed(&self) -> bool {
         self.buffer.is_released()
@@ -226,6 +230,7 @@ impl HostAllocation {
         Ok(HostAllocation { buffer: PinnedBuffer::with_flags(byte_count(nbytes)?, flags)?, flags })
     }
 
+    /// The `host_alloc_flags` it was allocated with.
     #[getter]
     fn flags(&self) -> u32 {
         self.flags
@@ -236,11 +241,13 @@ impl HostAllocation {
         Ok(self.buffer.device_pointer()?)
     }
 
+    /// The size in bytes.
     #[getter]
     fn nbytes(&self) -> usize {
         self.buffer.bytes()
     }
 
+    /// The host address (see `get_device_pointer` for the address kernels use).
     #[getter]
     fn ptr(&self) -> usize {
         self.buffer.as_ptr() as usize

@@ -106,6 +106,8 @@ impl Module {
         Module::load(py, &read_image_file(&path)?)
     }
 
+    /// The kernel named `name` as the code object exports it (a C++ kernel not declared
+    /// `extern "C"`: its mangled name); raises if there is none.
     fn get_function(slf: &Bound<'_, Self>, name: &str) -> PyResult<Function> {
         let function = slf.get().module()?.get_function(name)?;
         let f = Function {
@@ -473,6 +475,7 @@ impl Function {
         Ok(())
     }
 
+    /// The kernel's name in the module.
     #[getter]
     fn name(&self) -> &str {
         self.function.name()
@@ -497,26 +500,32 @@ impl Function {
         Ok(self.function.set_cache_config(config)?)
     }
 
+    /// Registers each thread uses (`function_attribute.NUM_REGS`): what limits occupancy.
     #[getter]
     fn num_regs(&self) -> PyResult<i32> {
         Ok(self.function.attribute(FunctionAttribute::NumRegs)?)
     }
 
+    /// Bytes of statically allocated shared memory per block (`SHARED_SIZE_BYTES`).
     #[getter]
     fn shared_size_bytes(&self) -> PyResult<i32> {
         Ok(self.function.attribute(FunctionAttribute::SharedSizeBytes)?)
     }
 
+    /// Bytes of local memory per thread (`LOCAL_SIZE_BYTES`): register spills show up here.
     #[getter]
     fn local_size_bytes(&self) -> PyResult<i32> {
         Ok(self.function.attribute(FunctionAttribute::LocalSizeBytes)?)
     }
 
+    /// Bytes of constant memory the kernel uses (`CONST_SIZE_BYTES`).
     #[getter]
     fn const_size_bytes(&self) -> PyResult<i32> {
         Ok(self.function.attribute(FunctionAttribute::ConstSizeBytes)?)
     }
 
+    /// The most threads a block of this kernel may have (`MAX_THREADS_PER_BLOCK`); 0 where the
+    /// backend does not report it. Launches with larger blocks raise.
     #[getter]
     fn max_threads_per_block(&self) -> i32 {
         self.max_threads_per_block

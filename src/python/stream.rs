@@ -97,11 +97,13 @@ impl CudaStream {
         Ok(self.handle()?.as_raw())
     }
 
+    /// The ordinal of the device the stream belongs to.
     #[getter(device)]
     fn py_device(&self) -> i32 {
         self.device
     }
 
+    /// The flags the stream was created with: 0 or 1 (cudaStreamNonBlocking).
     #[getter]
     fn flags(&self) -> u32 {
         self.flags
@@ -122,6 +124,7 @@ impl CudaStream {
         Ok(self.destroy()?)
     }
 
+    /// Whether `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
         self.stream.is_released()
@@ -161,6 +164,7 @@ impl CudaStream {
         Ok(())
     }
 
+    /// Whether the stream is recording into a graph (between `begin_capture` and `end_capture`).
     #[getter]
     fn is_capturing(slf: &Bound<'_, Self>) -> PyResult<bool> {
         Ok(this_stream(slf)?.is_capturing()?)

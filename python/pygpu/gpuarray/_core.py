@@ -63,7 +63,13 @@ class DevicePointer:
     another library. ``int()`` re-reads ``base``, so a freed allocation raises.
     """
 
-    __slots__ = ("base", "device", "offset", "owner")
+    # A dict: its values are the attributes' docstrings (help(), inspect.getdoc, the API reference).
+    __slots__ = {
+        "base": "What ``int()`` reads the start address from (an allocation or an address), re-read each time.",
+        "device": "The ordinal of the device holding the memory; None: ``base``'s, else the current device.",
+        "offset": "Bytes added to ``base``'s address.",
+        "owner": "The object that owns the memory, kept alive by this pointer (or None).",
+    }
 
     def __init__(self, base: Any, offset: int = 0, owner: Any = None, device: int | None = None) -> None:
         self.base = base
@@ -180,23 +186,25 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
     ``GPUArray(ndarray)`` copies a host array to the device, as PyGPU's did.
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_alloc",
-        "_flags",
-        "_offset",
-        "_order",
-        "_readonly",
-        "allocator",
-        "base",
-        "dtype",
-        "itemsize",
-        "mem_size",
-        "nbytes",
-        "shape",
-        "size",
-        "strides",
-    )
+    # A dict: its values are the public attributes' docstrings (help(), inspect.getdoc, the API
+    # reference).
+    __slots__ = {
+        "__weakref__": None,
+        "_alloc": None,
+        "_flags": None,
+        "_offset": None,
+        "_order": None,
+        "_readonly": None,
+        "allocator": "The allocator of arrays made from this one (``allocator(nbytes)``; None: the memory pool).",
+        "base": "The array this one is a view of, or None where it owns its memory (as numpy's ``base``).",
+        "dtype": "The numpy dtype of the elements.",
+        "itemsize": "Bytes per element (``dtype.itemsize``).",
+        "mem_size": "The number of elements (PyCUDA's name; the same as ``size``).",
+        "nbytes": "Bytes of the elements, ``size * itemsize`` (a subclass may set another value).",
+        "shape": "The dimensions, a tuple of ints.",
+        "size": "The number of elements.",
+        "strides": "Bytes from one element to the next along each axis, as numpy's (may be negative).",
+    }
     # The fields' types are declared once, in _fields.ArrayFields (which the mixins share).
     # As in PyCUDA, shape, dtype, strides, size, mem_size, itemsize, nbytes, allocator, base and
     # gpudata are plain attributes a subclass may set after GPUArray.__init__; pygpu's own code
@@ -288,10 +296,12 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions, ``len(shape)``."""
         return len(self.shape)
 
     @property
     def flags(self) -> Flags:
+        """The layout flags ``c_contiguous``, ``f_contiguous`` and ``forc``, as numpy's ``ndarray.flags``."""
         f = self._flags
         if f is None:
             f = self._flags = contiguity(self.shape, self.strides, self.dtype.itemsize)
@@ -311,6 +321,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
 
     @property
     def T(self) -> GPUArray:
+        """A view with the axes reversed, as numpy's ``.T`` (no copy)."""
         return self.transpose()
 
     def __len__(self) -> int:
@@ -457,6 +468,8 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
         return self._reordered((self.size,), order)
 
     def squeeze(self, axis: Any = None) -> GPUArray:
+        """A view without the axes of length 1 (only those in ``axis`` where given), as
+        ``numpy.squeeze``; ValueError for a named axis longer than 1."""
         ndim = len(self.shape)
         if axis is None:
             keep = [i for i, d in enumerate(self.shape) if d != 1]

@@ -128,6 +128,8 @@ class TransferMixin(ArrayFields):
         return out
 
     def get_async(self, stream: Any = None, ary: np.ndarray | None = None) -> np.ndarray:
+        """``get(ary, async_=True, stream=stream)`` (PyCUDA's): with a page-locked ``ary`` the copy
+        may still be running on ``stream`` when this returns."""
         return self.get(ary=ary, async_=True, stream=stream)
 
     def set(self, ary: Any, async_: bool = False, stream: Any = None) -> None:
@@ -203,6 +205,7 @@ class TransferMixin(ArrayFields):
         memcpy_htod(self.ptr + lo, staging, stream)
 
     def set_async(self, ary: Any, stream: Any = None) -> None:
+        """``set(ary, async_=True, stream=stream)`` (PyCUDA's): the copy is ordered on ``stream``."""
         self.set(ary, async_=True, stream=stream)
 
     def copy(self, stream: Any = None) -> GPUArray:

@@ -330,10 +330,12 @@ macro_rules! device_array {
                 self.0.strides(py, $pyname)
             }
 
+            /// Whether the device side exists (`allocate()` was called).
             fn allocated(&self) -> bool {
                 self.0.device.is_some()
             }
 
+            /// The status of the last call that touched the device (`allocate`, `to_device`, `to_host`).
             fn last_status(&self) -> CudaStatus {
                 CudaStatus::from_code(self.0.last_status)
             }

@@ -102,6 +102,8 @@ macro_rules! pointer_wrapper {
                 self.0.address
             }
 
+            /// True for host memory the wrapper keeps alive (only those can be read with `get`);
+            /// False for a device or bare address.
             fn is_safe(&self) -> bool {
                 self.0.safe
             }
