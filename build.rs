@@ -1,7 +1,7 @@
 //! Embeds the bundled kernel sources (kernels/*.cu and the headers beside them) in the compiled
 //! module, so that every install path (`pip install .`, a git URL, the sdist, `maturin develop`)
 //! can build the bundled kernels on first use when no prebuilt binary was shipped
-//! (python/pygpu/_bundled_sources.py; kernels/README.md says why this mechanism).
+//! (python/pygpu/_toolchain/bundled_sources.py; kernels/README.md says why this mechanism).
 //! A tree without the sources cannot give a working package, so the build fails here, loudly.
 
 use std::env;

@@ -34,10 +34,10 @@ check_install() {
         PYGPU_BACKEND=host PYGPU_CACHE_DIR="$work/cache-$(basename "$venv")" "$venv/bin/python" - <<'EOF'
 import numpy as np
 import pygpu
-from pygpu import _kernels
+from pygpu._toolchain import bundled_kernels
 
 x = pygpu.gpuarray.to_gpu(np.arange(8.0))
-_kernels.load_kernels("testing").get_function("add_scalar_f64")(
+bundled_kernels.load_kernels("testing").get_function("add_scalar_f64")(
     x, np.int64(x.size), np.float64(1.0), block=(256, 1, 1), grid=(1, 1)
 )
 assert x.get().tolist() == [float(i + 1) for i in range(8)], x.get()

@@ -3,7 +3,7 @@
 * cache hit, new process: from ``SourceModule(src)`` to a launchable function
   (``get_function``), in a fresh interpreter whose disk cache already holds the kernel,
   against CuPy's ``RawModule(code=src).get_function`` with its own warm disk cache;
-* the cache hit's breakdown: where its time goes, step by step (``pygpu.compiler.trace``),
+* the cache hit's breakdown: where its time goes, step by step (``pygpu._toolchain.source_module.trace``),
   median per step over new processes, and the import of ``pygpu.compiler`` (not in the hit);
 * cache miss: ``pygpu.compiler.compile(src, cache_dir=False)`` (and a whole
   ``SourceModule(..., cache_dir=False)``) against calling NVRTC directly through
@@ -51,24 +51,25 @@ f = SourceModule(source).get_function("saxpy")
 print(time.perf_counter() - t0)
 """
 
-# The same, step by step: compiler.trace collects (step, time) pairs; printed as JSON
+# The same, step by step: source_module.trace collects (step, time) pairs; printed as JSON
 # [[step, seconds since the previous step], ...].
 PYGPU_HIT_STEPS = """
 import json, sys, time
 t_import = time.perf_counter()
 import pygpu
 from pygpu import compiler
+from pygpu._toolchain import source_module
 t_imported = time.perf_counter()
 pygpu.mem_alloc(1)
 source = sys.stdin.read()
-compiler.trace = []
+source_module.trace = []
 t0 = time.perf_counter()
 m = compiler.SourceModule(source)
 t1 = time.perf_counter()
 f = m.get_function("saxpy")
 t2 = time.perf_counter()
 steps, last = [["import pygpu.compiler (before the hit)", t_imported - t_import]], t0
-for step, t in compiler.trace:
+for step, t in source_module.trace:
     steps.append([step, t - last])
     last = t
 steps += [["get_function", t2 - t1], ["total: SourceModule -> function", t2 - t0]]
@@ -167,7 +168,8 @@ def main() -> None:
     args = parser.parse_args()
 
     import pygpu
-    from pygpu import _rtc, compiler
+    from pygpu import compiler
+    from pygpu._toolchain import rtc
 
     results: dict[str, float | str] = {}
     steps: list[tuple[str, float]] = []
@@ -186,7 +188,7 @@ def main() -> None:
         return
 
     major, minor = pygpu.cudaDeviceProp(0).compute_capability
-    library = _rtc.find_nvrtc()
+    library = rtc.find_nvrtc()
     results["nvrtc_library"] = library
     # The misses are sampled in turn (pygpu, SourceModule, NVRTC directly, pygpu, ...), so that
     # drift in the machine's speed affects all three alike.

@@ -7,7 +7,7 @@
 Each operation runs in fresh processes (``--procs`` of them; the figures are medians over them).
 A process imports pygpu, uploads its operands, synchronises, then times the operation's first
 call and a second (warm) call, each up to a device synchronisation, so the difference is what a
-first call costs: loading the bundled module that holds the kernel (python/pygpu/_kernel_parts.py),
+first call costs: loading the bundled module that holds the kernel (python/pygpu/_toolchain/kernel_parts.py),
 looking the kernel up, Python's first pass through the code. Two kinds of process:
 
 * ``cold``: the operation is the first kernel the process launches;
@@ -66,7 +66,8 @@ import pygpu
 import pygpu.gpuarray as ga
 from pygpu import cumath, curandom
 imported = time.perf_counter() - t0
-from pygpu import _bundled, _kernel_parts
+from pygpu.gpuarray import _bundled
+from pygpu._toolchain import kernel_parts
 
 kind, setup, statement, source, kernel = sys.argv[1:6]
 def sync():
@@ -79,7 +80,7 @@ sync()
 result = {"import_ms": imported * 1e3}
 if kind == "module":
     t0 = time.perf_counter()
-    _bundled.module(_kernel_parts.module_name(source, kernel))
+    _bundled.module(kernel_parts.module_name(source, kernel))
     result["module_load_ms"] = (time.perf_counter() - t0) * 1e3
 else:
     code = compile(statement, "<op>", "eval")
@@ -96,10 +97,10 @@ print(json.dumps(result))
 
 def module_bytes(source: str, kernel: str) -> int | None:
     """Size of the file the active backend loads for the module holding ``kernel``."""
-    from pygpu import _kernel_parts
-    from pygpu._kernels import kernel_files
+    from pygpu._toolchain import kernel_parts
+    from pygpu._toolchain.bundled_kernels import kernel_files
 
-    name = _kernel_parts.module_name(source, kernel)
+    name = kernel_parts.module_name(source, kernel)
     if name is None:
         return None
     files = [f for f in kernel_files(name) if os.path.isfile(f)]
@@ -126,9 +127,9 @@ def measure(procs: int, only: list[str] | None = None) -> dict[str, Any]:
         if only and not any(o in name for o in only):
             continue
         row: dict[str, Any] = {"module": None, "module_bytes": module_bytes(*target)}
-        from pygpu import _kernel_parts
+        from pygpu._toolchain import kernel_parts
 
-        row["module"] = _kernel_parts.module_name(*target)
+        row["module"] = kernel_parts.module_name(*target)
         for kind in ("cold", "primed"):
             runs = [run_child(kind, setup, statement, target) for _ in range(procs)]
             row[f"{kind}_first_over_warm_ms"] = statistics.median(r["first_ms"] - r["warm_ms"] for r in runs)

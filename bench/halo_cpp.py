@@ -31,7 +31,7 @@ TIMEOUT = 180
 def nccl_paths() -> tuple[Path, Path] | str:
     """(include folder with nccl.h, libnccl.so.2) of the NCCL that pygpu.nccl loads (the
     nvidia-nccl-cu13/-cu12 wheel on sys.path, or $PYGPU_NCCL_LIBRARY), or why there is none."""
-    from pygpu._nccl_library import search_paths
+    from pygpu._collectives.nccl_library import search_paths
 
     libraries = search_paths()
     for library in libraries:

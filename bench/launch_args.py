@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a Burgers step's launch time goes (issue 16), on a GPU machine (not a test): pygpu's
 prepared call of the demo's kernel with its 8 arguments on a non-blocking, a blocking and the
-legacy stream, with allocations and with plain int addresses, against 3 and 0 arguments, the
+legacy stream, with allocations, GPUArrays and plain int addresses, against 3 and 0 arguments, the
 snapshot copy (and the same copy through cuda.bindings, where installed), and the demo's own
 plain loop, all in one process. Per call in us, median of 5 rounds of 20,000 calls
 then one device synchronisation.
@@ -21,8 +21,8 @@ from array_bench import device_sync, per_call_us
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "demos", "burger"))
 import burger  # noqa: E402
-from pygpu import Module  # noqa: E402
-from pygpu._kernels import kernel_files  # noqa: E402
+from pygpu import Module, gpuarray  # noqa: E402
+from pygpu._toolchain.bundled_kernels import kernel_files  # noqa: E402
 
 NX_TOTAL = 258  # the seeds' 256 points and two ghosts
 
@@ -52,6 +52,8 @@ def main() -> None:
     non_blocking, blocking = pygpu.cudaStream_t(1), pygpu.cudaStream_t(0)
     grid, block = (1, 1), (256, 1, 1)
     ia, ib = int(a), int(b)
+    # GPUArrays over the same memory: the launch reads their storage (pygpu._pygpu.ArrayStorage).
+    ga, gb = (gpuarray.GPUArray((NX_TOTAL,), np.float64, gpudata=buffer) for buffer in (a, b))
     call = step.prepared_async_call
     cases: dict[str, Callable[[], object]] = {
         "burgers 8 args, non-blocking stream": lambda: call(grid, block, non_blocking, a, b, NX_TOTAL, 0.1, 0.2),
@@ -60,6 +62,7 @@ def main() -> None:
         "burgers 8 args, int pointers": lambda: call(grid, block, non_blocking, ia, ib, NX_TOTAL, 0.1, 0.2),
         "scale_args 3 args, non-blocking": lambda: scale.prepared_async_call(grid, (1, 1, 1), non_blocking, a, 3, 2.0),
         "empty_kernel 0 args, non-blocking": lambda: empty.prepared_async_call(grid, (1, 1, 1), non_blocking),
+        "burgers 8 args, GPUArrays": lambda: call(grid, block, non_blocking, ga, gb, NX_TOTAL, 0.1, 0.2),
         "snapshot copy memcpy_dtod(int, alloc)": lambda: pygpu.memcpy_dtod(ia, b, NX_TOTAL * 8, non_blocking),
         "python loop body only": lambda: None,
     }
@@ -69,6 +72,7 @@ def main() -> None:
     plain = testing.get_function("scale_args")
     scalars = (np.int32(3), np.float64(2.0))
     cases["scale_args plain call, numpy scalars"] = lambda: plain(a, *scalars, block=(1, 1, 1), stream=non_blocking)
+    cases["scale_args plain call, a GPUArray"] = lambda: plain(ga, *scalars, block=(1, 1, 1), stream=non_blocking)
     declared = getattr(plain, "parameters", None)  # a wheel before issue 28 has none
     if declared and declared[0].name is not None:
         cases["scale_args plain call, Python numbers"] = lambda: plain(a, 3, 2.0, block=(1, 1, 1), stream=non_blocking)

@@ -67,14 +67,15 @@ def main() -> None:
     parser.add_argument("--json")
     args = parser.parse_args()
     import pygpu
-    from pygpu._kernels import device_capability, native_cubin
+    from pygpu._driver.capability import device_capability
+    from pygpu._toolchain.bundled_kernels import native_cubin
 
     folder = Path(pygpu.__file__).parent / "kernels"
     names = ["testing", "cast", "arith_f32", "arith_f64", "cumath_f64", "reduce_float64", "reduce_uint64"]
     warm = folder / "testing.fatbin"
     rows = []
     targets = [(n, folder / f"{n}.fatbin") for n in names if (folder / f"{n}.fatbin").is_file()]
-    # The same kernels as the one cubin pygpu loads for this GPU (what pygpu._kernels.load_kernels
+    # The same kernels as the one cubin pygpu loads for this GPU (what pygpu._toolchain.bundled_kernels.load_kernels
     # gives the driver): does the driver's time follow the fatbin or the image it picks?
     cubin = native_cubin((folder / "arith_f64.fatbin").read_bytes(), device_capability())
     if cubin is not None:

@@ -300,12 +300,10 @@ PYGPU_FN void ew_axpbyz(const pygpu_ew_args& a) {
       out[i] = op_add::apply<T>(op_mul::apply<T>(s0, x.contiguous(i)), op_mul::apply<T>(s1, y.contiguous(i)));
     }
   } else {
-    PYGPU_EW_LOOP(i, a.n) {
-      long long off[3];
-      strided_offsets<3>(a, i, off);
+    for_each_strided<3>(a, [&](const long long* off) {
       *at<T>(a.ptr[0], off[0]) =
           op_add::apply<T>(op_mul::apply<T>(s0, x.strided(off[1])), op_mul::apply<T>(s1, y.strided(off[2])));
-    }
+    });
   }
 }
 

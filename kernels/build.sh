@@ -6,10 +6,13 @@
 #   lib<name>.so   g++: the same source run on the CPU by the host backend (ABI: kernels/README.md)
 # then checks what it built (kernels/selfcheck.py). The sources with hundreds of kernels (arith,
 # cast, cumath, reduce) are built as one module per dtype, <name>_<part>.* (the parts are listed
-# in python/pygpu/_kernel_parts.py), so that a first call loads a small module.
+# in python/pygpu/_toolchain/kernel_parts.py), so that a first call loads a small module.
 #
 #   kernels/build.sh                 # everything
 #   kernels/build.sh host            # only some backends: any of cuda, hip, host
+#   PYGPU_KERNEL_SOURCES="burgers" kernels/build.sh host   # only some sources (scripts/demo.sh's
+#                                    # first run); pygpu builds the others from the sources embedded
+#                                    # in its extension on first use
 #
 # It installs its pinned toolchains itself: the CUDA compilers from PyPI into kernels/.toolchain/
 # (git-ignored, reused by later builds), hipcc and g++ from Debian with apt-get (as root or sudo).
@@ -34,7 +37,7 @@ INCLUDE_DIR="$REPO_DIR/python/pygpu/include"  # pygpu_kernel.h, shipped in the w
 TOOLCHAIN_DIR="$KERNELS_DIR/.toolchain"
 STAGE_DIR="$KERNELS_DIR/.build"
 PARTS_DIR="$KERNELS_DIR/.build-parts"  # generated one-part sources (#define the part, #include the source)
-PARTS_PY="$REPO_DIR/python/pygpu/_kernel_parts.py"
+PARTS_PY="$REPO_DIR/python/pygpu/_toolchain/kernel_parts.py"
 PYTHON="${PYTHON:-python3}"
 
 log() { printf '[kernels] %s\n' "$*" >&2; }
@@ -50,6 +53,14 @@ wants() { [[ " ${TARGETS[*]} " == *" $1 "* ]]; }
 shopt -s nullglob
 SOURCES=("$KERNELS_DIR"/*.cu)
 [[ ${#SOURCES[@]} -gt 0 ]] || die "no kernels/*.cu sources"
+if [[ -n "${PYGPU_KERNEL_SOURCES:-}" ]]; then
+  SOURCES=()
+  for name in $PYGPU_KERNEL_SOURCES; do
+    [[ -f "$KERNELS_DIR/$name.cu" ]] || die "PYGPU_KERNEL_SOURCES names '$name', but there is no kernels/$name.cu"
+    SOURCES+=("$KERNELS_DIR/$name.cu")
+  done
+fi
+export PYGPU_KERNEL_SOURCES  # selfcheck.py checks the same sources
 
 # --- toolchains -------------------------------------------------------------------------------
 
@@ -157,9 +168,11 @@ build_host() {  # NAME SOURCE
   # -Bsymbolic: the library's own references bind to its own symbols, whatever else is loaded.
   # -fno-exceptions and --as-needed: no libstdc++ dependency, only the dynamic loader's TLS.
   # -ffp-contract=off: no fused multiply-adds, so results are the plain IEEE evaluation everywhere.
+  # -fno-math-errno -fno-trapping-math: device code has neither errno nor floating-point traps;
+  # with them loops of sqrt, floor or a comparison's choice vectorise (results are the same).
   # -s: no static symbol table (dlsym uses the dynamic one); 13% of the libraries' deflated size.
   "$GXX" -x c++ -std=c++17 -O3 -fPIC -shared -fvisibility=hidden -fno-exceptions -fno-rtti \
-    -fno-gnu-unique -ffp-contract=off -Wall -Wextra -Werror -Wl,-Bsymbolic -Wl,--as-needed -Wl,-z,defs -s \
+    -fno-gnu-unique -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -Werror -Wl,-Bsymbolic -Wl,--as-needed -Wl,-z,defs -s \
     -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -o "$STAGE_DIR/lib$1.so" "$2"
 }
 
@@ -177,31 +190,33 @@ if wants host && [[ -n "$KERNELS_GLIBC" ]]; then
       "(found: ${have_zig:-none}): pip install ziglang==$ZIGLANG_VERSION, or set PYGPU_KERNELS_GLIBC= to link for this machine"
   build_host() {  # NAME SOURCE: build_host's flags, compiled by g++ and linked by zig
     "$GXX" -x c++ -std=c++17 -O3 -fPIC -fvisibility=hidden -fno-exceptions -fno-rtti -fno-gnu-unique \
-      -ffp-contract=off -Wall -Wextra -Werror -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -c -o "$STAGE_DIR/$1.o" "$2"
+      -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -Werror -I "$INCLUDE_DIR" -I "$KERNELS_DIR" -c -o "$STAGE_DIR/$1.o" "$2"
     "$PYTHON" -m ziglang cc -target "$(uname -m)-linux-gnu.$KERNELS_GLIBC" -shared -Wl,-Bsymbolic -Wl,--as-needed \
       -Wl,-z,defs -s -o "$STAGE_DIR/lib$1.so" "$STAGE_DIR/$1.o" -lm
     rm -f "$STAGE_DIR/$1.o"
   }
 fi
 
-# Each backend compiles all modules; the backends run side by side (one per core).
-pids=()
+# CUDA compiles all modules in two processes (NVRTC beside nvcc); the host and HIP modules are
+# compiled one per core, from one queue shared by those backends. A failed job leaves a mark.
+JOBS="$(nproc 2>/dev/null || echo 2)"
+FAILED_DIR="$STAGE_DIR/.failed"
+mkdir -p "$FAILED_DIR"
+if wants cuda; then
+  build_cuda || touch "$FAILED_DIR/cuda" &
+fi
 for t in "${TARGETS[@]}"; do
-  (
-    if [[ "$t" == cuda ]]; then
-      build_cuda
-    else
-      for i in "${!MODULE_NAMES[@]}"; do
-        log "$t: ${MODULE_NAMES[$i]}"
-        "build_$t" "${MODULE_NAMES[$i]}" "${MODULE_SOURCES[$i]}"
-      done
-    fi
-  ) &
-  pids+=($!)
+  [[ "$t" == cuda ]] && continue
+  for i in "${!MODULE_NAMES[@]}"; do
+    while [[ $(jobs -rp | wc -l) -ge $JOBS ]]; do wait -n || true; done
+    log "$t: ${MODULE_NAMES[$i]}"
+    { "build_$t" "${MODULE_NAMES[$i]}" "${MODULE_SOURCES[$i]}" || touch "$FAILED_DIR/$t-${MODULE_NAMES[$i]}"; } &
+  done
 done
-status=0
-for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-[[ $status -eq 0 ]] || die "build failed"
+wait
+failed="$(ls "$FAILED_DIR")"
+[[ -z "$failed" ]] || die "build failed: $(echo "$failed" | tr '\n' ' ')"
+rm -rf "$FAILED_DIR"
 
 # --- install into the package -----------------------------------------------------------------
 
@@ -227,9 +242,11 @@ GXX="$GXX" "$PYTHON" "$KERNELS_DIR/selfcheck.py" "$STAGE_DIR" "${TARGETS[@]}"
 
 # Replace only the selected backends' artifacts, so `build.sh host` keeps the GPU ones.
 mkdir -p "$OUT_DIR"
-wants cuda && rm -f "$OUT_DIR"/*.ptx "$OUT_DIR"/*.fatbin
-wants hip && rm -f "$OUT_DIR"/*.hsaco
-wants host && rm -f "$OUT_DIR"/lib*.so
+if [[ -z "${PYGPU_KERNEL_SOURCES:-}" ]]; then
+  wants cuda && rm -f "$OUT_DIR"/*.ptx "$OUT_DIR"/*.fatbin
+  wants hip && rm -f "$OUT_DIR"/*.hsaco
+  wants host && rm -f "$OUT_DIR"/lib*.so
+fi
 cp "$STAGE_DIR"/* "$OUT_DIR"/
 rm -rf "$STAGE_DIR" "$PARTS_DIR"
 log "done: $(cd "$OUT_DIR" && ls | tr '\n' ' ')"

@@ -62,9 +62,19 @@ PYGPU_FN cx<R> c_atan(cx<R> z) {
   return make_complex(-w.im * R(0.5), w.re * R(0.5));
 }
 
+// On the host, exp, log, floor and ceil also map contiguous float and double runs (ew_unary
+// calls map), in loops built for the CPU's widest vectors (pygpu_vector_math.h).
+#if defined(PYGPU_DEVICE_BUILD)
+#define PYGPU_HOST_MAP(NAME)
+#else
+#define PYGPU_HOST_MAP(NAME)                                                                          \
+  static void map(float* out, const float* in, long long n) { vector_math::NAME##_map(out, in, n); } \
+  static void map(double* out, const double* in, long long n) { vector_math::NAME##_map(out, in, n); }
+#endif
+
 // One functor per function: real types through the libm wrapper (half via float), complex
-// through c_<name>.
-#define PYGPU_UNARY_OP(NAME, COMPLEX)                                                   \
+// through c_<name>; MAP is PYGPU_HOST_MAP(NAME) or nothing.
+#define PYGPU_UNARY_OP(NAME, COMPLEX, MAP)                                              \
   struct op_##NAME {                                                                    \
     template <class Out, class T>                                                       \
     PYGPU_FN static Out apply(T x) {                                                    \
@@ -72,24 +82,26 @@ PYGPU_FN cx<R> c_atan(cx<R> z) {
       else if constexpr (traits<T>::kind == 'f' && sizeof(T) == 2) return to_half(NAME##_(to_float(x))); \
       else return NAME##_(x);                                                           \
     }                                                                                   \
+    MAP                                                                                 \
   };
-PYGPU_UNARY_OP(exp, complex_exp)
-PYGPU_UNARY_OP(log, complex_log)
-PYGPU_UNARY_OP(log10, c_log10)
-PYGPU_UNARY_OP(sqrt, c_sqrt)
-PYGPU_UNARY_OP(sin, c_sin)
-PYGPU_UNARY_OP(cos, c_cos)
-PYGPU_UNARY_OP(tan, c_tan)
-PYGPU_UNARY_OP(asin, c_asin)
-PYGPU_UNARY_OP(acos, c_acos)
-PYGPU_UNARY_OP(atan, c_atan)
-PYGPU_UNARY_OP(sinh, c_sinh)
-PYGPU_UNARY_OP(cosh, c_cosh)
-PYGPU_UNARY_OP(tanh, c_tanh)
-PYGPU_UNARY_OP(floor, )
-PYGPU_UNARY_OP(ceil, )
-PYGPU_UNARY_OP(fabs, )
+PYGPU_UNARY_OP(exp, complex_exp, PYGPU_HOST_MAP(exp))
+PYGPU_UNARY_OP(log, complex_log, PYGPU_HOST_MAP(log))
+PYGPU_UNARY_OP(log10, c_log10, )
+PYGPU_UNARY_OP(sqrt, c_sqrt, )
+PYGPU_UNARY_OP(sin, c_sin, )
+PYGPU_UNARY_OP(cos, c_cos, )
+PYGPU_UNARY_OP(tan, c_tan, )
+PYGPU_UNARY_OP(asin, c_asin, )
+PYGPU_UNARY_OP(acos, c_acos, )
+PYGPU_UNARY_OP(atan, c_atan, )
+PYGPU_UNARY_OP(sinh, c_sinh, )
+PYGPU_UNARY_OP(cosh, c_cosh, )
+PYGPU_UNARY_OP(tanh, c_tanh, )
+PYGPU_UNARY_OP(floor, , PYGPU_HOST_MAP(floor))
+PYGPU_UNARY_OP(ceil, , PYGPU_HOST_MAP(ceil))
+PYGPU_UNARY_OP(fabs, , )
 #undef PYGPU_UNARY_OP
+#undef PYGPU_HOST_MAP
 
 // C's fmod: the sign of the dividend; integers follow numpy (x fmod 0 is 0).
 struct op_fmod {

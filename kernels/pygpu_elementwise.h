@@ -45,10 +45,27 @@ PYGPU_FN T scalar_arg(const pygpu_ew_args& a, int k) {
   return v;
 }
 
-// Byte offsets of element i in the first NOPS operands of a strided layout.
+// Byte offsets of element i in the first NOPS operands of a strided layout. One axis (the
+// common case after merging) needs no division; below 2^32 elements the divisions are 32-bit
+// (a 64-bit division is a long software routine on a GPU).
 template <int NOPS>
 PYGPU_FN void strided_offsets(const pygpu_ew_args& a, long long i, long long (&off)[NOPS]) {
+  if (a.ndim == 1) {
+    for (int k = 0; k < NOPS; ++k) off[k] = i * a.strides[k][0];
+    return;
+  }
   for (int k = 0; k < NOPS; ++k) off[k] = 0;
+  if (a.n <= 0xffffffffll) {
+    unsigned int j = (unsigned int)i;
+    PYGPU_NO_UNROLL
+    for (int d = a.ndim - 1; d >= 0; --d) {
+      const unsigned int extent = (unsigned int)a.shape[d];
+      const unsigned int idx = j % extent;
+      j /= extent;
+      for (int k = 0; k < NOPS; ++k) off[k] += (long long)idx * a.strides[k][d];
+    }
+    return;
+  }
   PYGPU_NO_UNROLL
   for (int d = a.ndim - 1; d >= 0; --d) {
     const long long extent = a.shape[d];
@@ -76,11 +93,124 @@ struct input {
 
 }  // namespace pygpu
 
+// PYGPU_EW_LOOP(i, n) { ... }: the body once for each i in [0, n) that this thread handles.
+// for_each_strided<NOPS>(a, body) calls body(off) for the same elements of a strided layout,
+// off holding their byte offsets in the first NOPS operands.
+#if defined(PYGPU_DEVICE_BUILD)
+// A grid-stride loop: neighbouring threads take neighbouring elements (coalesced accesses).
 #define PYGPU_EW_LOOP(i, n)                                                                    \
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (long long)(n);     \
        i += (long long)blockDim.x * gridDim.x)
 
 namespace pygpu {
+
+template <int NOPS, class Body>
+PYGPU_FN void for_each_strided(const pygpu_ew_args& a, Body body) {
+  PYGPU_EW_LOOP(i, a.n) {
+    long long off[NOPS];
+    strided_offsets<NOPS>(a, i, off);
+    body(off);
+  }
+}
+
+}  // namespace pygpu
+#else
+// The host runs a block's threads one after another on one core: each thread takes one
+// contiguous run of the elements, a loop the compiler vectorises (a grid-stride walk would step
+// through memory a grid apart, one element per thread). The runs split [0, n) evenly.
+namespace pygpu {
+
+inline long long thread_run_edge(long long n, long long t) {
+  const long long threads = (long long)blockDim.x * gridDim.x;
+  return n / threads * t + (t < n % threads ? t : n % threads);
+}
+inline long long thread_run_begin(long long n) {
+  return thread_run_edge(n, (long long)blockIdx.x * blockDim.x + threadIdx.x);
+}
+inline long long thread_run_end(long long n) {
+  return thread_run_edge(n, (long long)blockIdx.x * blockDim.x + threadIdx.x + 1);
+}
+
+// Walks the run's elements in order, carrying the offsets from one to the next instead of
+// dividing for each: a division per axis only for the first.
+template <int NOPS, class Body>
+inline void for_each_strided(const pygpu_ew_args& a, Body body) {
+  long long i = thread_run_begin(a.n);
+  const long long end = thread_run_end(a.n);
+  long long off[NOPS] = {};
+  if (i >= end) return;
+  if (a.ndim == 0) {  // one element
+    for (; i < end; ++i) body(off);
+    return;
+  }
+  const int last = a.ndim - 1;
+  long long idx[PYGPU_EW_MAX_DIMS];
+  long long rest = i;
+  for (int d = last; d >= 0; --d) {
+    idx[d] = rest % a.shape[d];
+    rest /= a.shape[d];
+    for (int k = 0; k < NOPS; ++k) off[k] += idx[d] * a.strides[k][d];
+  }
+  long long step[NOPS];
+  for (int k = 0; k < NOPS; ++k) step[k] = a.strides[k][last];
+  for (;;) {
+    const long long row = a.shape[last] - idx[last] < end - i ? a.shape[last] - idx[last] : end - i;
+    for (long long j = 0; j < row; ++j) {
+      body(off);
+      for (int k = 0; k < NOPS; ++k) off[k] += step[k];
+    }
+    i += row;
+    if (i >= end) return;
+    // The row is done: back to its start, one step along the next axis that has room.
+    for (int k = 0; k < NOPS; ++k) off[k] -= step[k] * a.shape[last];
+    idx[last] = 0;
+    for (int d = last - 1; d >= 0; --d) {
+      for (int k = 0; k < NOPS; ++k) off[k] += a.strides[k][d];
+      if (++idx[d] < a.shape[d]) break;
+      for (int k = 0; k < NOPS; ++k) off[k] -= a.strides[k][d] * a.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace pygpu
+
+#define PYGPU_EW_LOOP(i, n) \
+  for (long long pygpu_end_ = pygpu::thread_run_end(n), i = pygpu::thread_run_begin(n); i < pygpu_end_; ++i)
+#endif
+
+namespace pygpu {
+
+#if !defined(PYGPU_DEVICE_BUILD)
+// The host's contiguous loops read an input through one of these, chosen once per loop: a loop
+// over plain arrays vectorises, where a choice per element between an array and a scalar
+// (input::contiguous) keeps all but the smallest loops scalar.
+template <class T>
+struct array_input {
+  const T* p;
+  T operator[](long long i) const { return p[i]; }
+};
+template <class T>
+struct scalar_input {
+  T value;
+  T operator[](long long) const { return value; }
+};
+template <class T, class F>
+inline void with_input(const input<T>& x, F f) {
+  if (x.ptr) f(array_input<T>{reinterpret_cast<const T*>(x.ptr)});
+  else f(scalar_input<T>{x.value});
+}
+
+// Whether Op has a host map(Out* out, const In* in, long long n) for contiguous runs.
+template <class Op, class Out, class In, class = void>
+struct has_host_map {
+  static constexpr bool value = false;
+};
+template <class Op, class Out, class In>
+struct has_host_map<Op, Out, In, decltype(Op::map((Out*)nullptr, (const In*)nullptr, 0ll))> {
+  static constexpr bool value = true;
+};
+#endif
 
 // out = Op::apply(x): Out and In are element types.
 template <class Op, class Out, class In>
@@ -88,13 +218,22 @@ PYGPU_FN void ew_unary(const pygpu_ew_args& a) {
   const input<In> x(a, 1, 0);
   if (a.contiguous) {
     Out* out = reinterpret_cast<Out*>(a.ptr[0]);
-    PYGPU_EW_LOOP(i, a.n) out[i] = Op::template apply<Out>(x.contiguous(i));
-  } else {
-    PYGPU_EW_LOOP(i, a.n) {
-      long long off[2];
-      strided_offsets<2>(a, i, off);
-      *at<Out>(a.ptr[0], off[0]) = Op::template apply<Out>(x.strided(off[1]));
+#if !defined(PYGPU_DEVICE_BUILD)
+    if constexpr (has_host_map<Op, Out, In>::value) {
+      if (x.ptr) {
+        const long long lo = thread_run_begin(a.n);
+        Op::map(out + lo, reinterpret_cast<const In*>(x.ptr) + lo, thread_run_end(a.n) - lo);
+        return;
+      }
     }
+    with_input(x, [&](auto xs) { PYGPU_EW_LOOP(i, a.n) out[i] = Op::template apply<Out>(xs[i]); });
+#else
+    PYGPU_EW_LOOP(i, a.n) out[i] = Op::template apply<Out>(x.contiguous(i));
+#endif
+  } else {
+    for_each_strided<2>(a, [&](const long long* off) {
+      *at<Out>(a.ptr[0], off[0]) = Op::template apply<Out>(x.strided(off[1]));
+    });
   }
 }
 
@@ -105,13 +244,17 @@ PYGPU_FN void ew_binary(const pygpu_ew_args& a) {
   const input<In2> y(a, 2, 1);
   if (a.contiguous) {
     Out* out = reinterpret_cast<Out*>(a.ptr[0]);
+#if !defined(PYGPU_DEVICE_BUILD)
+    with_input(x, [&](auto xs) {
+      with_input(y, [&](auto ys) { PYGPU_EW_LOOP(i, a.n) out[i] = Op::template apply<Out>(xs[i], ys[i]); });
+    });
+#else
     PYGPU_EW_LOOP(i, a.n) out[i] = Op::template apply<Out>(x.contiguous(i), y.contiguous(i));
+#endif
   } else {
-    PYGPU_EW_LOOP(i, a.n) {
-      long long off[3];
-      strided_offsets<3>(a, i, off);
+    for_each_strided<3>(a, [&](const long long* off) {
       *at<Out>(a.ptr[0], off[0]) = Op::template apply<Out>(x.strided(off[1]), y.strided(off[2]));
-    }
+    });
   }
 }
 
@@ -124,11 +267,9 @@ PYGPU_FN void ew_ternary(const pygpu_ew_args& a) {
     Out* out = reinterpret_cast<Out*>(a.ptr[0]);
     PYGPU_EW_LOOP(i, a.n) out[i] = Op::template apply<Out>(x.contiguous(i), y.contiguous(i), z.contiguous(i));
   } else {
-    PYGPU_EW_LOOP(i, a.n) {
-      long long off[4];
-      strided_offsets<4>(a, i, off);
+    for_each_strided<4>(a, [&](const long long* off) {
       *at<Out>(a.ptr[0], off[0]) = Op::template apply<Out>(x.strided(off[1]), y.strided(off[2]), z.strided(off[3]));
-    }
+    });
   }
 }
 
@@ -141,11 +282,9 @@ PYGPU_FN void ew_unary2(const pygpu_ew_args& a) {
     Out1* o1 = reinterpret_cast<Out1*>(a.ptr[1]);
     PYGPU_EW_LOOP(i, a.n) Op::apply(x.contiguous(i), o0[i], o1[i]);
   } else {
-    PYGPU_EW_LOOP(i, a.n) {
-      long long off[3];
-      strided_offsets<3>(a, i, off);
+    for_each_strided<3>(a, [&](const long long* off) {
       Op::apply(x.strided(off[2]), *at<Out0>(a.ptr[0], off[0]), *at<Out1>(a.ptr[1], off[1]));
-    }
+    });
   }
 }
 

@@ -1,8 +1,10 @@
 // pygpu_math.h: libm for float and double under one name (exp_(x) is expf for a float, exp for
-// a double), and the complex exp and log that both arith.cu (complex power) and cumath.cu use.
+// a double; on the host, exp and log are pygpu_vector_math.h's), and the complex exp and log that
+// both arith.cu (complex power) and cumath.cu use.
 #pragma once
 
 #include "pygpu_types.h"
+#include "pygpu_vector_math.h"
 
 namespace pygpu {
 
@@ -12,8 +14,21 @@ namespace pygpu {
 #define PYGPU_REAL_FN2(NAME)                                          \
   PYGPU_FN float NAME##_(float a, float b) { return ::NAME##f(a, b); } \
   PYGPU_FN double NAME##_(double a, double b) { return ::NAME(a, b); }
+#if defined(PYGPU_DEVICE_BUILD)
 PYGPU_REAL_FN1(exp)
 PYGPU_REAL_FN1(log)
+#else
+// The host's (pygpu_vector_math.h), which cumath's vector loops use: a result does not depend on
+// the layout of the operand.
+PYGPU_FN float exp_(float x) { return vector_math::exp(x); }
+PYGPU_FN double exp_(double x) { return vector_math::exp(x); }
+PYGPU_FN float log_(float x) { return vector_math::log(x); }
+PYGPU_FN double log_(double x) { return vector_math::log(x); }
+// libm's log, for complex_log: complex powers, exp(w log z), multiply the log's error by
+// |w log z|, and libm's is correctly rounded nearly always (vector_math's is within 1 ulp).
+PYGPU_FN float libm_log_(float x) { return ::logf(x); }
+PYGPU_FN double libm_log_(double x) { return ::log(x); }
+#endif
 PYGPU_REAL_FN1(log10)
 PYGPU_REAL_FN1(sqrt)
 PYGPU_REAL_FN1(sin)
@@ -50,7 +65,11 @@ PYGPU_FN complex<R> complex_exp(complex<R> z) {
 }
 template <class R>
 PYGPU_FN complex<R> complex_log(complex<R> z) {
+#if defined(PYGPU_DEVICE_BUILD)
   return make_complex(log_(hypot_(z.re, z.im)), atan2_(z.im, z.re));
+#else
+  return make_complex(libm_log_(hypot_(z.re, z.im)), atan2_(z.im, z.re));
+#endif
 }
 
 }  // namespace pygpu

@@ -1,5 +1,5 @@
 // Building one source as several modules, one per dtype ("part"; the table is
-// python/pygpu/_kernel_parts.py). kernels/build.sh compiles a split source once per part with
+// python/pygpu/_toolchain/kernel_parts.py). kernels/build.sh compiles a split source once per part with
 // PYGPU_PARTS defined and PYGPU_PART_<suffix> defined as `~, 1` for each kernel-name suffix that
 // part holds; PYGPU_PART_KEEP(SUFFIX)(definitions) then keeps the definitions only in that part.
 // Without PYGPU_PARTS (a whole-source build) every kernel is kept.

@@ -1,14 +1,21 @@
 // Reductions for pygpu.gpuarray: sum, dot/vdot, min, max, any, all, and their subset_ forms.
 //
 // Two stages, each one kernel launch of the same kernel family:
-//   stage 1: `grid` blocks; every thread folds a grid-stride slice of the input serially (four
-//            independent accumulators on the contiguous path, for memory-level parallelism), then
-//            the block folds its threads' values as a tree in shared memory; thread 0 writes the
-//            block's value to partial[blockIdx.x];
+//   stage 1: `grid` blocks; every thread folds its share of the terms serially, then the block
+//            folds its threads' values as a tree in shared memory; thread 0 writes the block's
+//            value to partial[blockIdx.x];
 //   stage 2: one block folds the partials (the `_same` kernel of the accumulator type) into the
 //            0-d result.
 // With one block, stage 1 writes the result directly. The Python side (pygpu.gpuarray's
 // reductions module) picks the grid and launches; see kernels/README.md for the kernel list.
+//
+// A thread's share differs by backend, the result only by rounding. On a GPU it is a grid-stride
+// slice (neighbouring threads read neighbouring elements: coalesced), with 16-byte loads and
+// four independent accumulators on the contiguous path, for the bytes in flight that full
+// bandwidth needs. On the host a block's threads run one after another on one core and the
+// Python side launches one thread per block: a thread folds one contiguous run, in lanes the
+// compiler vectorises, and sums of runs combine pairwise (rounding grows with log n, as with
+// numpy's pairwise sum).
 //
 // Every kernel takes the same parameters:
 //   out      Acc*: partials (stage 1 of several blocks) or the 0-d result
@@ -21,6 +28,7 @@
 //   conj     1: vdot, conjugate a's terms (complex types only)
 #include "pygpu_parts.h"
 #include "pygpu_types.h"
+#include "pygpu_vector_math.h"
 
 // Threads per block of every reduction launch on a GPU: a power of two, as the tree needs.
 #define PYGPU_REDUCE_BLOCK 256
@@ -158,30 +166,165 @@ template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) {
   return s[0];
 }
 
+#if defined(PYGPU_DEVICE_BUILD)
+// Terms [4v, 4v + 4) of 4-byte elements from one 16-byte load of each operand (a and b 16-byte
+// aligned), folded into acc.
+template <typename U, typename A, typename F, typename Term>
+__device__ __forceinline__ A fold_quad(A acc, const U* a, const U* b, long long v, int conj) {
+  const uint4 qa = reinterpret_cast<const uint4*>(a)[v];
+  const uint4 qb = reinterpret_cast<const uint4*>(b)[v];
+  const U ea[4] = {pygpu::bit_cast<U>(qa.x), pygpu::bit_cast<U>(qa.y), pygpu::bit_cast<U>(qa.z),
+                   pygpu::bit_cast<U>(qa.w)};
+  const U eb[4] = {pygpu::bit_cast<U>(qb.x), pygpu::bit_cast<U>(qb.y), pygpu::bit_cast<U>(qb.z),
+                   pygpu::bit_cast<U>(qb.w)};
+  for (int k = 0; k < 4; ++k) acc = F::fold(acc, Term::term(ea, eb, k, k, conj));
+  return acc;
+}
+
+// This thread's fold of a grid-stride slice of the contiguous terms [0, n).
+template <typename U, typename A, typename F, typename Term>
+__device__ __forceinline__ A fold_slice(const U* a, const U* b, long long n, int conj) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  A acc = F::neutral(), acc1 = F::neutral(), acc2 = F::neutral(), acc3 = F::neutral();
+  if constexpr (sizeof(U) == 4) {
+    // 4-byte elements move 16 bytes per load: a quarter of the loads for the same bytes.
+    if (((reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b)) & 15) == 0) {
+      const long long quads = n / 4;
+      long long v = i;
+      for (; v + stride < quads; v += 2 * stride) {
+        acc = fold_quad<U, A, F, Term>(acc, a, b, v, conj);
+        acc1 = fold_quad<U, A, F, Term>(acc1, a, b, v + stride, conj);
+      }
+      if (v < quads) acc2 = fold_quad<U, A, F, Term>(acc2, a, b, v, conj);
+      for (i += 4 * quads; i < n; i += stride) acc3 = F::fold(acc3, Term::term(a, b, i, i, conj));
+      return F::fold(F::fold(acc, acc1), F::fold(acc2, acc3));
+    }
+  }
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    acc = F::fold(acc, Term::term(a, b, i, i, conj));
+    acc1 = F::fold(acc1, Term::term(a, b, i + stride, i + stride, conj));
+    acc2 = F::fold(acc2, Term::term(a, b, i + 2 * stride, i + 2 * stride, conj));
+    acc3 = F::fold(acc3, Term::term(a, b, i + 3 * stride, i + 3 * stride, conj));
+  }
+  for (; i < n; i += stride) acc = F::fold(acc, Term::term(a, b, i, i, conj));
+  return F::fold(F::fold(acc, acc1), F::fold(acc2, acc3));
+}
+#else
+// Lanes of the host's contiguous fold: 128 bytes of accumulators, enough independent vector
+// operations to hide their latency; and the terms one lane-wise pass folds before its value
+// joins the pairwise combination.
+template <typename A> struct HostFold {
+  static constexpr int kLanes = sizeof(A) >= 128 ? 1 : 128 / sizeof(A);
+  static constexpr long long kRun = 64 * kLanes;
+};
+
+// Pairwise combination of run values: slot k holds the fold of 2^k runs (a binary counter).
+template <typename A, typename F> struct Pairwise {
+  A slot[64];
+  unsigned long long runs = 0;
+  __device__ __forceinline__ void add(A v) {
+    int k = 0;
+    for (; runs >> k & 1; ++k) v = F::fold(slot[k], v);
+    slot[k] = v;
+    ++runs;
+  }
+  __device__ __forceinline__ A total() const {
+    A acc = F::neutral();
+    for (int k = 0; k < 64; ++k)
+      if (runs >> k & 1) acc = F::fold(slot[k], acc);
+    return acc;
+  }
+};
+
+// The fold of the contiguous terms [lo, hi).
+template <typename U, typename A, typename F, typename Term>
+__device__ __forceinline__ A fold_run(const U* a, const U* b, long long lo, long long hi, int conj) {
+  constexpr int L = HostFold<A>::kLanes;
+  Pairwise<A, F> pairs;
+  for (long long start = lo; start < hi; start += HostFold<A>::kRun) {
+    const long long end = hi - start < HostFold<A>::kRun ? hi : start + HostFold<A>::kRun;
+    A lane[L];
+    for (int j = 0; j < L; ++j) lane[j] = F::neutral();
+    long long i = start;
+    for (; i + L <= end; i += L)
+      for (int j = 0; j < L; ++j) lane[j] = F::fold(lane[j], Term::term(a, b, i + j, i + j, conj));
+    for (int j = 0; i < end; ++i, ++j) lane[j] = F::fold(lane[j], Term::term(a, b, i, i, conj));
+    for (int w = L / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; ++j) lane[j] = F::fold(lane[j], lane[j + w]);
+    pairs.add(lane[0]);
+  }
+  return pairs.total();
+}
+
+// fold_run for float and double terms, also built for AVX2 and AVX-512 and picked for the CPU
+// at run time (min and max with NaN propagation take several baseline instructions per vector;
+// numpy's loops use the wide ones). The lanes are the same, so are the result's bits.
+#if defined(__x86_64__)
+template <typename U, typename A, typename F, typename Term>
+__attribute__((target("avx2"))) A fold_run_avx2(const U* a, const U* b, long long lo, long long hi, int conj) {
+  return fold_run<U, A, F, Term>(a, b, lo, hi, conj);
+}
+template <typename U, typename A, typename F, typename Term>
+__attribute__((target("avx512f"))) A fold_run_avx512(const U* a, const U* b, long long lo, long long hi, int conj) {
+  return fold_run<U, A, F, Term>(a, b, lo, hi, conj);
+}
+#endif
+
+template <typename U, typename A, typename F, typename Term>
+__device__ __forceinline__ A fold_run_widest(const U* a, const U* b, long long lo, long long hi, int conj) {
+#if defined(__x86_64__)
+  if constexpr (pygpu::traits<U>::kind == 'f' && sizeof(U) >= 4) {
+    const int level = pygpu::vector_math::vector_level();
+    if (level == 2) return fold_run_avx512<U, A, F, Term>(a, b, lo, hi, conj);
+    if (level == 1) return fold_run_avx2<U, A, F, Term>(a, b, lo, hi, conj);
+  }
+#endif
+  return fold_run<U, A, F, Term>(a, b, lo, hi, conj);
+}
+#endif
+
 template <typename U, typename A, typename F, typename Term>
 __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, long long n, const long long* layout,
                                              const void* subset, int subset_kind, int conj) {
-  const long long stride = (long long)blockDim.x * gridDim.x;
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   A acc = F::neutral();
+#if defined(PYGPU_DEVICE_BUILD)
   if (!layout && !subset) {
-    A acc1 = F::neutral(), acc2 = F::neutral(), acc3 = F::neutral();
-    for (; i + 3 * stride < n; i += 4 * stride) {
-      acc = F::fold(acc, Term::term(a, b, i, i, conj));
-      acc1 = F::fold(acc1, Term::term(a, b, i + stride, i + stride, conj));
-      acc2 = F::fold(acc2, Term::term(a, b, i + 2 * stride, i + 2 * stride, conj));
-      acc3 = F::fold(acc3, Term::term(a, b, i + 3 * stride, i + 3 * stride, conj));
-    }
-    for (; i < n; i += stride) acc = F::fold(acc, Term::term(a, b, i, i, conj));
-    acc = F::fold(F::fold(acc, acc1), F::fold(acc2, acc3));
+    acc = fold_slice<U, A, F, Term>(a, b, n, conj);
   } else {
-    for (; i < n; i += stride) {
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
       const long long j = subset ? subset_index(subset, subset_kind, i) : i;
       long long ia = j, ib = j;
       if (layout) strided_offsets(layout, j, &ia, &ib);
       acc = F::fold(acc, Term::term(a, b, ia, ib, conj));
     }
   }
+#else
+  // This thread's run: the terms split evenly over the grid's threads.
+  const long long threads = (long long)blockDim.x * gridDim.x;
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long lo = n / threads * t + (t < n % threads ? t : n % threads);
+  const long long hi = lo + n / threads + (t < n % threads ? 1 : 0);
+  if (!layout && !subset) {
+    acc = fold_run_widest<U, A, F, Term>(a, b, lo, hi, conj);
+  } else {
+    Pairwise<A, F> pairs;
+    A run = F::neutral();
+    for (long long i = lo; i < hi; ++i) {
+      const long long j = subset ? subset_index(subset, subset_kind, i) : i;
+      long long ia = j, ib = j;
+      if (layout) strided_offsets(layout, j, &ia, &ib);
+      run = F::fold(run, Term::term(a, b, ia, ib, conj));
+      if ((i - lo) % HostFold<A>::kRun == HostFold<A>::kRun - 1) {
+        pairs.add(run);
+        run = F::neutral();
+      }
+    }
+    pairs.add(run);
+    acc = pairs.total();
+  }
+#endif
   acc = block_fold<A, F>(acc);
   if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
@@ -195,7 +338,7 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
 
 // NAME: kernel name; U: element type; A: accumulator/result type; F: fold; TERM: term template.
 // PART: the key of the module it goes into when the source is built in parts (pygpu_parts.h,
-// python/pygpu/_kernel_parts.py): the name's last dtype, or <op>_<dtype>.
+// python/pygpu/_toolchain/kernel_parts.py): the name's last dtype, or <op>_<dtype>.
 #define PYGPU_REDUCE_KERNEL(NAME, PART, U, A, F, TERM)                                                \
   PYGPU_PART_KEEP(PART)(                                                                              \
       PYGPU_KERNEL void __launch_bounds__(PYGPU_REDUCE_BLOCK) NAME(PYGPU_REDUCE_PARAMS(U, A)) {     \

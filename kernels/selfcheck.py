@@ -1,10 +1,10 @@
 """Check what kernels/build.sh built, before it goes into the package (standard library only).
 
-    python3 selfcheck.py BUILD_DIR [cuda] [hip] [host]
+    python3 selfcheck.py BUILD_DIR [cuda] [hip] [host]     (PYGPU_KERNEL_SOURCES: only those sources)
 
 For every kernels/<name>.cu it checks that each backend's file holds exactly the kernels the
 source exports (PYGPU_EXPORT) and the globals it declares (PYGPU_GLOBAL), a source split by dtype
-(python/pygpu/_kernel_parts.py) each of its <name>_<part> files exactly the kernels that pygpu
+(python/pygpu/_toolchain/kernel_parts.py) each of its <name>_<part> files exactly the kernels that pygpu
 looks for there, that the PTX is ISA 8.0 for sm_70, that the fatbin holds sm_80 and sm_90 cubins
 (and no PTX: the .ptx file is the fallback), that the HSACO is a gfx90a code object; and it runs
 the host libraries' kernels through their C ABI against a reference computed here.
@@ -56,9 +56,9 @@ def declared(source: Path) -> tuple[list[str], list[str]]:
 
 
 def _load_parts() -> Any:
-    """python/pygpu/_kernel_parts.py, the table of the split sources, loaded by path (no pygpu)."""
-    path = KERNELS_DIR.parent / "python" / "pygpu" / "_kernel_parts.py"
-    spec = importlib.util.spec_from_file_location("_kernel_parts", path)
+    """python/pygpu/_toolchain/kernel_parts.py, the table of the split sources, loaded by path (no pygpu)."""
+    path = KERNELS_DIR.parent / "python" / "pygpu" / "_toolchain" / "kernel_parts.py"
+    spec = importlib.util.spec_from_file_location("kernel_parts", path)
     assert spec is not None and spec.loader is not None
     parts = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(parts)
@@ -67,8 +67,8 @@ def _load_parts() -> Any:
 
 def modules_of(source: Path) -> list[tuple[str, list[str], list[str]]]:
     """(module, kernels, globals) of every module kernels/build.sh builds from ``source``. A split
-    source's kernels are expected in the module that pygpu._bundled looks for them in
-    (_kernel_parts.module_name); the built files are then checked to hold exactly those, so
+    source's kernels are expected in the module that pygpu.gpuarray._bundled looks for them in
+    (kernel_parts.module_name); the built files are then checked to hold exactly those, so
     every kernel is in one module and the right one."""
     table = _load_parts()
     name = source.stem
@@ -77,7 +77,7 @@ def modules_of(source: Path) -> list[tuple[str, list[str], list[str]]]:
         return [(name, kernels, globals_)]
     check(not globals_, f"{source.name}: a split source cannot hold globals ({globals_})")
     homeless = [k for k in kernels if table.module_name(name, k) is None]
-    check(not homeless, f"{source.name}: no part of _kernel_parts.PARTS holds {homeless}")
+    check(not homeless, f"{source.name}: no part of kernel_parts.PARTS holds {homeless}")
     modules = [f"{name}_{part}" for part in table.PARTS[name]]
     return [(m, [k for k in kernels if table.module_name(name, k) == m], []) for m in modules]
 
@@ -344,7 +344,10 @@ def check_host(path: Path, name: str, kernels: list[str], globals_: list[str]) -
 
 def main() -> int:
     build_dir, targets = Path(sys.argv[1]), set(sys.argv[2:]) or {"cuda", "hip", "host"}
-    for source in sorted(KERNELS_DIR.glob("*.cu")):
+    # kernels/build.sh builds only these sources when PYGPU_KERNEL_SOURCES names some.
+    only = os.environ.get("PYGPU_KERNEL_SOURCES", "").split()
+    sources = [KERNELS_DIR / f"{name}.cu" for name in only] if only else sorted(KERNELS_DIR.glob("*.cu"))
+    for source in sources:
         for name, kernels, globals_ in modules_of(source):
             check(bool(kernels), f"{name}: exports no kernel")
             files = []

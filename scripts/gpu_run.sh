@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|clients|drop-in|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|clients|drop-in|all]   # default: all
 #          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -145,6 +145,19 @@ if [ "$what" = sanitize-new ]; then
         ${SANITIZE_TESTS:-tests/test_reliability_python.py tests/test_reliability_memory.py tests/test_kernel_signatures.py} \
         2>&1 | tail -n 15 | tee "$out/sanitize-new.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = arrays-ab ]; then
+    # Issue 30's array figures (bench/array_bench.py: reductions against the copy, small
+    # reductions, strided against contiguous, CuPy beside), this wheel then BASELINE_WHEEL's, twice.
+    install_baseline || { echo "gpu_run: arrays-ab needs BASELINE_WHEEL" >&2; exit 2; }
+    for round in 1 2; do
+        for entry in "new=$site" "baseline=$baseline_site"; do
+            echo "== ${entry%%=*} (round $round)" | tee -a "$out/arrays-ab.log"
+            PYTHONPATH="${entry#*=}" python3 bench/array_bench.py --json "$out/array-${entry%%=*}-$round.json" \
+                >> "$out/arrays-ab.log" 2>&1 || status=1
+        done
+    done
+    tail -n 80 "$out/arrays-ab.log"
 fi
 if [ "$what" = launch-ab ]; then
     # Issue 16's launch-bound figures, this wheel against BASELINE_WHEEL in alternating processes:

@@ -1,6 +1,6 @@
 """The bundled kernel modules (kernels/*.cu): each loaded once per process, on first use, each
 kernel looked up once, and the sources with hundreds of kernels split by dtype, so that a first
-call loads only the small module of its dtype (python/pygpu/_kernel_parts.py)."""
+call loads only the small module of its dtype (python/pygpu/_toolchain/kernel_parts.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from conftest import GPUARRAY_DTYPES, run_python
 
-from pygpu import _bundled, _kernel_parts
+from pygpu.gpuarray import _bundled
+from pygpu._toolchain import kernel_parts
 from pygpu._pygpu import Module, backend
-from pygpu._kernels import KERNELS_DIR
+from pygpu._toolchain.bundled_kernels import KERNELS_DIR
 from pygpu.gpuarray._dtypes import kernel_suffix
 
 # Each split module's files stay small (the whole arith fatbin was 4.3 MB, reduce's 5.6 MB);
@@ -28,7 +29,7 @@ def test_each_bundled_module_loads_once_and_only_when_needed() -> None:
         import collections, json
         import numpy as np
         import pygpu.gpuarray as ga
-        from pygpu import _bundled
+        from pygpu.gpuarray import _bundled
 
         loads, lookups = collections.Counter(), collections.Counter()
         real_load = _bundled.load_kernels
@@ -70,16 +71,16 @@ def _host_kernel_names(path: str) -> list[str]:
     return [(table[i] or b"").decode() for i in range(count)]
 
 
-@pytest.mark.parametrize("source", sorted(_kernel_parts.PARTS))
+@pytest.mark.parametrize("source", sorted(kernel_parts.PARTS))
 def test_split_modules_hold_what_the_loader_looks_for(source: str) -> None:
     """Every kernel of every part is found where _bundled looks for it (the host libraries'
     own kernel tables, as kernels/selfcheck.py checks each build); the parts' files are small."""
     names: list[str] = []
-    for part in _kernel_parts.PARTS[source]:
+    for part in kernel_parts.PARTS[source]:
         module = f"{source}_{part}"
         kernels = _host_kernel_names(os.path.join(KERNELS_DIR, f"lib{module}.so"))
         assert kernels, module
-        assert all(_kernel_parts.module_name(source, k) == module for k in kernels), (module, kernels)
+        assert all(kernel_parts.module_name(source, k) == module for k in kernels), (module, kernels)
         names += kernels
         for filename in (f"lib{module}.so", f"{module}.fatbin", f"{module}.ptx", f"{module}.hsaco"):
             path = os.path.join(KERNELS_DIR, filename)
@@ -94,14 +95,14 @@ def test_every_dtype_has_its_arith_and_cast_module(dtype: str) -> None:
     """The comparison and cast kernels of every GPUArray dtype map to a module that was built."""
     suffix = kernel_suffix(np.dtype(dtype))
     for source, kernel in (("arith", f"eq_{suffix}"), ("cast", f"cast_f64_{suffix}")):
-        module = _kernel_parts.module_name(source, kernel)
+        module = kernel_parts.module_name(source, kernel)
         assert module is not None
         assert os.path.exists(os.path.join(KERNELS_DIR, f"lib{module}.so")), module
 
 
 def test_unknown_suffix_is_a_type_error() -> None:
-    assert _kernel_parts.module_name("arith", "add_x3") is None
-    assert _kernel_parts.module_name("burgers", "burgers_step") == "burgers"
+    assert kernel_parts.module_name("arith", "add_x3") is None
+    assert kernel_parts.module_name("burgers", "burgers_step") == "burgers"
     with pytest.raises(TypeError, match="does not support these dtypes"):
         _bundled.function("arith", "add_x3")
     with pytest.raises(TypeError, match="does not support these dtypes"):
@@ -114,7 +115,7 @@ def test_every_fatbin_loads_and_the_ptx_fallback_too() -> None:
     cubin (or a CUDA 12 driver) falls back to loads and runs, here for the first call's modules."""
     if backend() != "cuda":
         pytest.skip("the fatbin and PTX are the cuda backend's files")
-    for source, parts in _kernel_parts.PARTS.items():
+    for source, parts in kernel_parts.PARTS.items():
         for part in parts:
             module = Module.from_file(os.path.join(KERNELS_DIR, f"{source}_{part}.fatbin"))
             assert module is not None

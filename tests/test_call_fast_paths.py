@@ -4,6 +4,7 @@ do not handle: other layouts, casts, ``out=``, bad arguments."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -58,16 +59,46 @@ def test_contiguous_operations_take_one_launch(dtype: str, monkeypatch: pytest.M
         np.testing.assert_allclose((a / 2.5).get(), x / 2.5, rtol=1e-6)
 
 
-def test_reflected_commutative_operators_take_the_array_first_plan() -> None:
-    """`2 * a` and `2.5 + a` reach the plan `a * 2` cached: no new plan is made for them."""
-    a = gpuarray.to_gpu(np.arange(6, dtype=np.float32))
-    np.testing.assert_array_equal((a * 2).get(), np.arange(6) * 2)
-    np.testing.assert_array_equal((a + 2.5).get(), np.arange(6) + 2.5)
-    plans = dict(_arithmetic._fast_plans)
-    r, s = 2 * a, 2.5 + a
-    assert r.dtype == s.dtype == np.float32 and _arithmetic._fast_plans == plans
-    np.testing.assert_array_equal(r.get(), 2 * np.arange(6, dtype=np.float32))
-    np.testing.assert_array_equal(s.get(), 2.5 + np.arange(6, dtype=np.float32))
+def _python_calls(fn: Any) -> int:
+    """The Python functions one call of ``fn`` runs (sys.setprofile's call events), ``fn`` itself not counted."""
+    calls = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event == "call"
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls - 1
+
+
+def test_reflected_operators_take_the_fast_path_as_forward_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`2 * a`, `2 / a`, `2.5 + a` go through the same seam as `a * 2` (``binary``, the operands in
+    order) and, once their plan is cached, straight to the kernel, in as many Python calls."""
+    x = np.arange(1, 7, dtype=np.float32)
+    a = gpuarray.to_gpu(x)
+    pairs = [
+        (lambda: a * 2, lambda: 2 * a, x * 2, 2 * x),
+        (lambda: a / 2, lambda: 2 / a, x / 2, 2 / x),
+        (lambda: a + 2.5, lambda: 2.5 + a, x + 2.5, 2.5 + x),
+        (lambda: a - 1, lambda: 1 - a, x - 1, 1 - x),
+    ]
+    for forward, reflected, _, _ in pairs:
+        forward(), reflected()  # their plans are cached
+    _forbid_general_path(monkeypatch)
+
+    def no_checks(*args: Any) -> None:
+        raise AssertionError("the checked path ran")
+
+    monkeypatch.setattr(_arithmetic, "_shaping_operand", no_checks)
+    for forward, reflected, want_forward, want_reflected in pairs:
+        np.testing.assert_allclose(forward().get(), want_forward, rtol=1e-6)
+        np.testing.assert_allclose(reflected().get(), want_reflected, rtol=1e-6)
+        assert reflected().dtype == want_reflected.dtype
+        assert _python_calls(reflected) == _python_calls(forward)
 
 
 def test_other_layouts_and_casts_take_the_general_path() -> None:

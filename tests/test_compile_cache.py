@@ -15,8 +15,11 @@ import numpy as np
 import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _compile_cache, _host_compiler, compiler
+from pygpu import compiler, errors
+from pygpu._toolchain import compile_cache
+from pygpu._toolchain import host_compiler
 from pygpu.compiler import SourceModule
+from pygpu._toolchain import source_module
 
 pytestmark = pytest.mark.skipif(
     pygpu.backend() != "host", reason="counts compiler runs through a wrapper around the host C++ compiler"
@@ -32,8 +35,8 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "cache"
     monkeypatch.setenv("PYGPU_CACHE_DIR", str(folder))
     monkeypatch.delenv("PYGPU_CACHE_MAX_BYTES", raising=False)
-    monkeypatch.setattr(compiler, "_memo", {})
-    real = _host_compiler.find_cxx()
+    monkeypatch.setattr(source_module, "_memo", {})
+    real = host_compiler.find_cxx()
     wrapper = tmp_path / "cxx-wrapper"
     wrapper.write_text(
         f'#!/bin/sh\ncase " $* " in *" -E "*) ;; *) echo run >> "{tmp_path}/runs.log" ;; esac\nexec "{real}" "$@"\n'
@@ -63,7 +66,7 @@ def test_miss_then_hit_in_process_and_on_disk(cache: Path, monkeypatch: pytest.M
     assert runs(cache) == 1 and len(entries(cache)) == 1
     # In process: the memo answers without reading any file.
     with monkeypatch.context() as m:
-        m.setattr(_compile_cache, "load", lambda *a: pytest.fail("the memo should have answered"))
+        m.setattr(compile_cache, "load", lambda *a: pytest.fail("the memo should have answered"))
         assert value_of(SourceModule(KERNEL, options=["-DVALUE=3"])) == 3
     # A new process: read from disk, no compiler run.
     code = f"""
@@ -94,11 +97,11 @@ def test_header_change_invalidates(cache: Path, tmp_path: Path) -> None:
     # Same size, other contents: a nested header's change is seen, in process and on disk.
     inner.write_text("#define VALUE 2\n")
     assert value_of(SourceModule(source, include_dirs=[str(include)])) == 2
-    compiler._memo.clear()
+    source_module._memo.clear()
     assert value_of(SourceModule(source, include_dirs=[str(include)])) == 2
     assert runs(cache) == 2
     inner.write_text("#define VALUE 1\n")
-    compiler._memo.clear()
+    source_module._memo.clear()
     assert value_of(SourceModule(source, include_dirs=[str(include)])) == 1
     assert runs(cache) == 2  # the first entry is still valid
 
@@ -121,7 +124,7 @@ def test_concurrent_writers(cache: Path) -> None:
     assert len(entries(cache)) == 1
     assert not [p for p in (cache / "v1").iterdir() if p.suffix != ".bin"], "temporary files left behind"
     key = entries(cache)[0].stem
-    assert _compile_cache.load(cache, key) is not None
+    assert compile_cache.load(cache, key) is not None
 
 
 def test_corrupt_entry_is_recompiled(cache: Path) -> None:
@@ -130,12 +133,12 @@ def test_corrupt_entry_is_recompiled(cache: Path) -> None:
     data = bytearray(entry.read_bytes())
     data[len(data) // 2] ^= 0xFF
     entry.write_bytes(bytes(data))
-    compiler._memo.clear()
+    source_module._memo.clear()
     assert value_of(SourceModule(KERNEL, options=["-DVALUE=5"])) == 5
     assert runs(cache) == 2
-    assert _compile_cache.load(cache, entry.stem) is not None, "the entry was rewritten whole"
+    assert compile_cache.load(cache, entry.stem) is not None, "the entry was rewritten whole"
     entry.write_bytes(b"short")
-    compiler._memo.clear()
+    source_module._memo.clear()
     assert value_of(SourceModule(KERNEL, options=["-DVALUE=5"])) == 5
     assert runs(cache) == 3
 
@@ -177,9 +180,9 @@ def test_explicit_cache_dir(cache: Path, tmp_path: Path) -> None:
 def test_unwritable_cache_folder(cache: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    with pytest.raises(_compile_cache.CacheUnwritableError, match="cache_dir=False"):
+    with pytest.raises(errors.CacheUnwritableError, match="cache_dir=False"):
         SourceModule(KERNEL, options=["-DVALUE=1"], cache_dir=str(blocker / "cache"))
-    assert isinstance(_compile_cache.CacheUnwritableError("x"), OSError)
+    assert isinstance(errors.CacheUnwritableError("x"), OSError)
 
 
 def test_failed_compile_is_not_cached(cache: Path) -> None:
@@ -195,12 +198,12 @@ def test_resolve_includes(tmp_path: Path) -> None:
     (a / "one.h").write_text('#include "two.h"\n#include <three.h>\n#include <vector>\n')
     (a / "two.h").write_text('#include "one.h"\n')  # a cycle
     (b / "three.h").write_text("int three;\n")
-    found = _compile_cache.resolve_includes('#include <one.h>\n  #  include "missing.h"\n', [a, b])
+    found = compile_cache.resolve_includes('#include <one.h>\n  #  include "missing.h"\n', [a, b])
     assert sorted(name for name, _path, _digest in found) == ["one.h", "three.h", "two.h"]
-    key1 = _compile_cache.make_key(["x", *[d for _n, _p, d in found]])
+    key1 = compile_cache.make_key(["x", *[d for _n, _p, d in found]])
     (b / "three.h").write_text("int four;\n")
-    found2 = _compile_cache.resolve_includes("#include <one.h>\n", [a, b])
-    assert _compile_cache.make_key(["x", *[d for _n, _p, d in found2]]) != key1
+    found2 = compile_cache.resolve_includes("#include <one.h>\n", [a, b])
+    assert compile_cache.make_key(["x", *[d for _n, _p, d in found2]]) != key1
 
 
 def test_a_hit_refreshes_an_old_entry_only(cache: Path) -> None:
@@ -209,24 +212,24 @@ def test_a_hit_refreshes_an_old_entry_only(cache: Path) -> None:
     assert value_of(SourceModule(KERNEL, options=["-DVALUE=6"])) == 6
     (entry,) = entries(cache)
     os.utime(entry, ns=(10**9, 10**9))
-    assert _compile_cache.load(cache, entry.stem) is not None
+    assert compile_cache.load(cache, entry.stem) is not None
     refreshed = entry.stat().st_mtime_ns
     assert refreshed > 10**18, "an old entry is refreshed by a hit"
-    assert _compile_cache.load(cache, entry.stem) is not None
+    assert compile_cache.load(cache, entry.stem) is not None
     assert entry.stat().st_mtime_ns == refreshed, "a fresh entry is not written again"
 
 
 def test_host_header_change_invalidates(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """pygpu's kernel header is part of the key, by each file's size and modification time."""
     assert value_of(SourceModule(KERNEL, options=["-DVALUE=7"])) == 7
-    header = _host_compiler.host_header()
-    identity = _host_compiler.header_identity()
+    header = host_compiler.host_header()
+    identity = host_compiler.header_identity()
     st = header.stat()
     try:
         os.utime(header, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-        assert _host_compiler.header_identity() != identity
-        monkeypatch.setattr(compiler, "_header_identity", {})
-        compiler._memo.clear()
+        assert host_compiler.header_identity() != identity
+        monkeypatch.setattr(source_module, "_header_identity", {})
+        source_module._memo.clear()
         assert value_of(SourceModule(KERNEL, options=["-DVALUE=7"])) == 7
         assert runs(cache) == 2
     finally:
@@ -234,15 +237,16 @@ def test_host_header_change_invalidates(cache: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_a_new_process_hit_runs_no_compiler_step(cache: Path) -> None:
-    """compiler.trace (what bench/compile_bench.py's breakdown reads) names each step of a
+    """source_module.trace (what bench/compile_bench.py's breakdown reads) names each step of a
     cache hit in a new process; no step compiles, and nothing is imported only for compiling."""
     assert value_of(SourceModule(KERNEL, options=["-DVALUE=8"])) == 8
     code = f"""
         import sys
         from pygpu import compiler
-        compiler.trace = []
+        from pygpu._toolchain import source_module
+        source_module.trace = []
         compiler.SourceModule({KERNEL!r}, options=["-DVALUE=8"]).get_function("fill")
-        print([step for step, _ in compiler.trace])
+        print([step for step, _ in source_module.trace])
         print(sorted(m for m in ("subprocess", "tempfile") if m in sys.modules))
     """
     done = subprocess.run(

@@ -13,14 +13,15 @@ import numpy as np
 import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _host_compiler, compiler
+from pygpu._toolchain import host_compiler
 from pygpu.compiler import SourceModule
+from pygpu._toolchain import source_module
 
 
 def _host_runs_cuda_c() -> bool:
     """The fiber runtime's header declares PYGPU_DYNAMIC_SHARED; the old one has no shared memory."""
     try:
-        return "PYGPU_DYNAMIC_SHARED" in _host_compiler.host_header().read_text()
+        return "PYGPU_DYNAMIC_SHARED" in host_compiler.host_header().read_text()
     except FileNotFoundError:
         return False
 
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PYGPU_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(compiler, "_memo", {})
+    monkeypatch.setattr(source_module, "_memo", {})
     yield
 
 

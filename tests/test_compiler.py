@@ -16,8 +16,10 @@ import numpy as np
 import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _pygpu, _rtc, compiler, gpuarray
+from pygpu import _pygpu, compiler, gpuarray
+from pygpu._toolchain import rtc
 from pygpu.compiler import CompileError, SourceModule
+from pygpu._toolchain import source_module
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLCHAIN_NVRTC = REPO / "kernels" / ".toolchain" / "nvrtc-12.0.76" / "nvidia" / "cuda_nvrtc" / "lib" / "libnvrtc.so.12"
@@ -40,7 +42,7 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     """Each test compiles into its own cache folder with an empty in-process memo."""
     folder = tmp_path / "cache"
     monkeypatch.setenv("PYGPU_CACHE_DIR", str(folder))
-    monkeypatch.setattr(compiler, "_memo", {})
+    monkeypatch.setattr(source_module, "_memo", {})
     yield folder
 
 
@@ -261,18 +263,18 @@ def test_unknown_option(backend: str) -> None:
 
 def test_nvcc_only_option_is_rejected_with_a_reason() -> None:
     with pytest.raises(ValueError, match="host compiler"):
-        _rtc.nvrtc_options(["-Xcompiler", "-fPIC"])
+        rtc.nvrtc_options(["-Xcompiler", "-fPIC"])
 
 
 def test_libraries_to_link_are_left_to_the_link() -> None:
     """PyCUDA's DynamicModule programs pass -lcudadevrt with each source (its test_jit_link_module
     does): a compile ignores libraries, as nvcc's to a cubin does; on the host the CUDA runtime
     libraries do not exist, and host libraries stay for the C++ compiler."""
-    options, _ = _rtc.nvrtc_options(
+    options, _ = rtc.nvrtc_options(
         ["-rdc=true", "-lcudadevrt", "-L/usr/local/cuda/lib64", "-lineinfo", "--library=m", "-l", "m", "-DX"]
     )
     assert options == ["-rdc=true", "-lineinfo", "-DX"]
-    from pygpu._host_compiler import translate_options
+    from pygpu._toolchain.host_compiler import translate_options
 
     assert translate_options(["-rdc=true", "-lcudadevrt", "-lcudart", "-lm", "-DX"]) == ["-lm", "-DX"]
 
@@ -332,7 +334,7 @@ def test_missing_compiler_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> N
 
 @pytest.mark.skipif(pygpu.backend() != "host", reason="kernel discovery is the host build's")
 def test_host_kernel_discovery() -> None:
-    from pygpu._host_compiler import kernel_names
+    from pygpu._toolchain.host_compiler import kernel_names
 
     source = """
     // __global__ void commented_out(int* x) {}
@@ -364,9 +366,9 @@ def test_nvrtc_compiles_a_cubin_for_an_exact_architecture() -> None:
     library = str(TOOLCHAIN_NVRTC)
     assert _pygpu.rtc_version("nvrtc", library) == (12, 0)
     assert 90 in _pygpu.rtc_supported_archs(library)
-    options, arch = _rtc.nvrtc_options(["-arch", "sm_80", "-O3", "-I/tmp", "-DN=3", "-lineinfo"])
+    options, arch = rtc.nvrtc_options(["-arch", "sm_80", "-O3", "-I/tmp", "-DN=3", "-lineinfo"])
     assert arch == "sm_80" and options == ["-I/tmp", "-DN=3", "-lineinfo"]
-    output, gpu_arch = _rtc.nvrtc_target(library, (9, 0), None)
+    output, gpu_arch = rtc.nvrtc_target(library, (9, 0), None)
     assert (output, gpu_arch) == ("cubin", "sm_90")
     source = 'extern "C" {\n' + DOUBLE_ARRAY + "\n}"
     binary, log = _pygpu.rtc_compile(
@@ -379,11 +381,11 @@ def test_nvrtc_compiles_a_cubin_for_an_exact_architecture() -> None:
 def test_nvrtc_falls_back_to_ptx_for_an_unknown_gpu() -> None:
     library = str(TOOLCHAIN_NVRTC)
     # NVRTC 12.0 does not know sm_100: PTX for the newest architecture it knows.
-    assert _rtc.nvrtc_target(library, (10, 0), None) == ("ptx", "compute_90")
+    assert rtc.nvrtc_target(library, (10, 0), None) == ("ptx", "compute_90")
     binary, log = _pygpu.rtc_compile("nvrtc", library, DOUBLE_ARRAY, "k.cu", ["--gpu-architecture=compute_90"], "ptx")
     assert binary is not None and b".target sm_90" in binary, log
     with pytest.raises(ValueError, match="knows no architecture"):
-        _rtc.nvrtc_target(library, (1, 0), None)
+        rtc.nvrtc_target(library, (1, 0), None)
 
 
 @needs_toolchain_nvrtc
@@ -402,8 +404,8 @@ def test_nvrtc_found_in_a_pip_wheel_layout(tmp_path: Path, monkeypatch: pytest.M
     (wheel_lib / "libnvrtc.so.12").symlink_to(TOOLCHAIN_NVRTC)
     monkeypatch.delenv("PYGPU_NVRTC", raising=False)
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
-    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
-    assert _rtc.find_nvrtc() == str(wheel_lib / "libnvrtc.so.12")
+    monkeypatch.setattr(rtc, "_nvrtc_memo", {})
+    assert rtc.find_nvrtc() == str(wheel_lib / "libnvrtc.so.12")
 
 
 def test_a_system_nvrtc_is_found_by_path_without_loading_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -419,16 +421,16 @@ def test_a_system_nvrtc_is_found_by_path_without_loading_it(tmp_path: Path, monk
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.setattr(sys, "path", [str(tmp_path / "no-wheels")])
     monkeypatch.setenv("LD_LIBRARY_PATH", str(folder))
-    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
-    monkeypatch.setattr(_rtc, "rtc_version", lambda *a: pytest.fail("NVRTC was loaded"))
+    monkeypatch.setattr(rtc, "_nvrtc_memo", {})
+    monkeypatch.setattr(rtc, "rtc_version", lambda *a: pytest.fail("NVRTC was loaded"))
     if Path("/usr/local/cuda/lib64/libnvrtc.so.13").exists() or Path("/usr/local/cuda/lib64/libnvrtc.so.12").exists():
         pytest.skip("a toolkit NVRTC comes first in the search order")
-    assert _rtc.find_nvrtc(13) == str(folder / "libnvrtc.so.13")
-    found = _rtc.find_nvrtc(12)
+    assert rtc.find_nvrtc(13) == str(folder / "libnvrtc.so.13")
+    found = rtc.find_nvrtc(12)
     assert found == str(folder / "libnvrtc.so.12"), "NVRTC 13 is newer than a CUDA 12 driver"
-    identity = _rtc.library_identity(found)
+    identity = rtc.library_identity(found)
     (folder / "libnvrtc.so.12").write_bytes(b"another version")
-    assert _rtc.library_identity(found) != identity, "a replaced library changes the cache key"
+    assert rtc.library_identity(found) != identity, "a replaced library changes the cache key"
 
 
 def test_an_nvrtc_newer_than_the_driver_comes_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -438,17 +440,17 @@ def test_an_nvrtc_newer_than_the_driver_comes_last(tmp_path: Path, monkeypatch: 
         path.write_bytes(b"%d" % major)
     monkeypatch.delenv("PYGPU_NVRTC", raising=False)
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
-    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
-    assert _rtc.find_nvrtc(13).endswith("libnvrtc.so.13")
-    assert _rtc.find_nvrtc(12).endswith("libnvrtc.so.12")
-    assert _rtc.find_nvrtc(None).endswith("libnvrtc.so.13")
+    monkeypatch.setattr(rtc, "_nvrtc_memo", {})
+    assert rtc.find_nvrtc(13).endswith("libnvrtc.so.13")
+    assert rtc.find_nvrtc(12).endswith("libnvrtc.so.12")
+    assert rtc.find_nvrtc(None).endswith("libnvrtc.so.13")
 
 
 def test_no_nvrtc_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYGPU_NVRTC", str(tmp_path / "libnvrtc.so.12"))
-    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
-    with pytest.raises(_rtc.NvrtcMissingError, match=r"pip install pygpu\[nvrtc\]"):
-        _rtc.find_nvrtc(13)
+    monkeypatch.setattr(rtc, "_nvrtc_memo", {})
+    with pytest.raises(rtc.NvrtcMissingError, match=r"pip install pygpu\[nvrtc\]"):
+        rtc.find_nvrtc(13)
 
 
 def test_missing_library_is_an_exception_not_a_crash(tmp_path: Path) -> None:
@@ -464,10 +466,10 @@ def cuda_without_gpu(monkeypatch: pytest.MonkeyPatch) -> str:
     everything but loading the binary runs without a GPU."""
     if not TOOLCHAIN_NVRTC.is_file():
         pytest.skip("kernels/build.sh cuda installs NVRTC 12.0 into kernels/.toolchain")
-    monkeypatch.setattr(pygpu, "backend", lambda: "cuda")
-    monkeypatch.setattr(compiler, "_device", lambda: ((9, 0), "Fake H200"))
+    monkeypatch.setattr(source_module, "capabilities", lambda: _pygpu.capabilities("cuda"))
+    monkeypatch.setattr(source_module, "_device", lambda: ((9, 0), "Fake H200"))
     monkeypatch.setenv("PYGPU_NVRTC", str(TOOLCHAIN_NVRTC))
-    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
+    monkeypatch.setattr(rtc, "_nvrtc_memo", {})
     return str(TOOLCHAIN_NVRTC)
 
 
@@ -497,6 +499,6 @@ def test_cuda_glibc_type_names_and_line_numbers_without_a_gpu(cuda_without_gpu: 
 
 
 def test_cuda_ptx_fallback_without_a_gpu(cuda_without_gpu: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compiler, "_device", lambda: ((12, 1), "Fake future GPU"))
+    monkeypatch.setattr(source_module, "_device", lambda: ((12, 1), "Fake future GPU"))
     ptx = compiler.compile(DOUBLE_ARRAY)
     assert b".target sm_90" in ptx, "PTX for the newest architecture NVRTC 12.0 knows"

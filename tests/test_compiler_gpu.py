@@ -12,7 +12,8 @@ from pathlib import Path
 import pygpu
 import pytest
 from conftest import run_python
-from pygpu import _pygpu, _rtc, compiler
+from pygpu import _pygpu, compiler
+from pygpu._toolchain import rtc, source_module
 
 pytestmark = pytest.mark.gpu
 
@@ -32,8 +33,8 @@ a = np.arange(1000, dtype=np.float32)
 b = np.zeros_like(a)
 mod.get_function("twice")(cuda.Out(b), cuda.In(a), np.int32(a.size), block=(128, 1, 1), grid=(8, 1))
 assert (b == 2 * a).all()
-from pygpu import _rtc
-print("nvrtc", _rtc.find_nvrtc())
+from pygpu._toolchain import rtc
+print("nvrtc", rtc.find_nvrtc())
 """
 
 
@@ -57,10 +58,10 @@ def _toolkit_nvrtc() -> str | None:
 
 @pytest.mark.skipif(pygpu.backend() != "cuda", reason="NVRTC is the cuda backend's compiler")
 def test_compiles_a_cubin_for_the_exact_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compiler, "_memo", {})
+    monkeypatch.setattr(source_module, "_memo", {})
     major, minor = pygpu.cudaDeviceProp(0).compute_capability
     binary = compiler.compile("__global__ void k(int* x) { x[0] = 1; }", cache_dir=str(tmp_path))
-    library = _rtc.find_nvrtc()
+    library = rtc.find_nvrtc()
     if major * 10 + minor in _pygpu.rtc_supported_archs(library):
         assert binary.startswith(b"\x7fELF"), "expected a cubin"
     else:
@@ -81,7 +82,7 @@ def test_nvrtc_from_wheel_and_toolkit(source: str) -> None:
 
 @pytest.mark.skipif(pygpu.backend() != "cuda", reason="NVRTC is the cuda backend's compiler")
 def test_unknown_architecture_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compiler, "_memo", {})
+    monkeypatch.setattr(source_module, "_memo", {})
     with pytest.raises(compiler.CompileError, match="sm_1"):
         compiler.compile("__global__ void k() {}", arch="sm_1", cache_dir=False)
 
@@ -89,9 +90,10 @@ def test_unknown_architecture_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) 
 HIT = """
 import sys
 from pygpu import compiler
-compiler.trace = []
+from pygpu._toolchain import source_module
+source_module.trace = []
 f = compiler.SourceModule("__global__ void k(int* x) { x[0] = 1; }").get_function("k")
-print([step for step, _ in compiler.trace])
+print([step for step, _ in source_module.trace])
 with open("/proc/self/maps") as maps:
     print("nvrtc loaded" if "libnvrtc" in maps.read() else "nvrtc not loaded")
 """

@@ -4,25 +4,26 @@ is asked once per process."""
 
 from __future__ import annotations
 
-import pygpu
 import pytest
-from pygpu import _kernels, _pygpu, compiler
+from pygpu import _pygpu
+from pygpu._driver import capability
+from pygpu._toolchain import source_module
 
 
 def test_cuda_device_query_is_two_attributes(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[int] = []
 
-    def attribute(attr: int, device: int) -> tuple[int, _pygpu.cudaError]:
+    def attribute(attr: int, device: int) -> int:
         asked.append(attr)
-        return {75: 9, 76: 0}[attr], _pygpu.cudaError(0)
+        return {75: 9, 76: 0}[attr]
 
-    monkeypatch.setattr(pygpu, "backend", lambda: "cuda")
-    monkeypatch.setattr(compiler, "_device_memo", {})
-    monkeypatch.setattr(_kernels, "_capabilities", {})
-    monkeypatch.setattr(_kernels, "cudaDeviceGetAttribute", attribute)
-    monkeypatch.setattr(compiler, "cudaDeviceProp", lambda device: pytest.fail("all properties were queried"))
-    assert compiler._device()[0] == (9, 0)
-    assert compiler._device()[0] == (9, 0)
+    monkeypatch.setattr(source_module, "capabilities", lambda: _pygpu.capabilities("cuda"))
+    monkeypatch.setattr(source_module, "_device_memo", {})
+    monkeypatch.setattr(capability, "_capabilities", {})
+    monkeypatch.setattr(capability, "device_get_attribute", attribute)
+    monkeypatch.setattr(source_module, "cudaDeviceProp", lambda device: pytest.fail("all properties were queried"))
+    assert source_module._device()[0] == (9, 0)
+    assert source_module._device()[0] == (9, 0)
     assert asked == [75, 76], "memoized per device"
 
 
@@ -33,8 +34,8 @@ def test_driver_major_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(1)
         return 12080
 
-    monkeypatch.setattr(compiler, "_driver_major_memo", [])
-    monkeypatch.setattr(pygpu.driver, "get_driver_version", version)
-    assert compiler._driver_major() == 12
-    assert compiler._driver_major() == 12
+    monkeypatch.setattr(source_module, "_driver_major_memo", [])
+    monkeypatch.setattr(source_module, "driver_get_version", version)
+    assert source_module.driver_major() == 12
+    assert source_module.driver_major() == 12
     assert calls == [1]

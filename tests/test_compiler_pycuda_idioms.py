@@ -8,18 +8,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _host_compiler, _rtc, compiler
+from pygpu import _pygpu, compiler
+from pygpu._toolchain import host_compiler
+from pygpu._toolchain import rtc
 from pygpu.compiler import CompileError, SourceModule
+from pygpu._toolchain import source_module
 
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "cache"
     monkeypatch.setenv("PYGPU_CACHE_DIR", str(folder))
-    monkeypatch.setattr(compiler, "_memo", {})
+    monkeypatch.setattr(source_module, "_memo", {})
     yield folder
 
 
@@ -57,7 +59,7 @@ def test_constant_memory_declared_after_preprocessor_lines() -> None:
 
 
 def test_kernel_discovery_skips_preprocessor_lines() -> None:
-    kernels, variables = _host_compiler.kernel_names(
+    kernels, variables = host_compiler.kernel_names(
         "#define DECL __device__ int not_a_variable;\n"
         "#if 0\n#endif\n"
         "__constant__ int k = 3;\n"
@@ -152,9 +154,9 @@ def test_pygpu_complex_header_compiles_with_nvrtc(real: str, monkeypatch: pytest
     """On cuda, SourceModule puts pygpu's include folder on NVRTC's path (as nvcc has PyCUDA's)."""
     if not NVRTC_12.is_file():
         pytest.skip("kernels/build.sh cuda installs NVRTC 12.0 into kernels/.toolchain")
-    monkeypatch.setattr(pygpu, "backend", lambda: "cuda")
-    monkeypatch.setattr(compiler, "_device", lambda: ((9, 0), "Fake H200"))
+    monkeypatch.setattr(source_module, "capabilities", lambda: _pygpu.capabilities("cuda"))
+    monkeypatch.setattr(source_module, "_device", lambda: ((9, 0), "Fake H200"))
     monkeypatch.setenv("PYGPU_NVRTC", str(NVRTC_12))
-    monkeypatch.setattr(_rtc, "_nvrtc_memo", {})
+    monkeypatch.setattr(rtc, "_nvrtc_memo", {})
     ptx = compiler.compile(COMPLEX.replace("double", real), target="ptx")
     assert b".entry complex_ops" in ptx

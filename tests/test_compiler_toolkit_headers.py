@@ -1,5 +1,5 @@
 """The CUDA toolkit's headers in SourceModule: math_constants.h, libcu++ (cuda/std), thrust and cub,
-found where they are installed (pygpu._toolkit_headers), on the host backend (g++) and, in the tests
+found where they are installed (pygpu._toolchain.toolkit_headers), on the host backend (g++) and, in the tests
 marked gpu, through NVRTC; a header that is missing names the package that provides it."""
 
 from __future__ import annotations
@@ -10,10 +10,13 @@ import numpy as np
 import pygpu
 import pygpu.driver as drv
 import pytest
-from pygpu import _compile_cache, _toolkit_headers, compiler
+from pygpu import compiler
+from pygpu._toolchain import compile_cache
+from pygpu._toolchain import toolkit_headers
 from pygpu.compiler import CompileError, SourceModule
+from pygpu._toolchain import source_module
 
-CCCL = _toolkit_headers.find_toolkit_headers().cccl
+CCCL = toolkit_headers.find_toolkit_headers().cccl
 needs_cccl = pytest.mark.skipif(CCCL is None, reason="no CCCL headers (pip install nvidia-cuda-cccl)")
 host_only = pytest.mark.skipif(pygpu.backend() != "host", reason="what the host backend's g++ builds")
 
@@ -38,16 +41,16 @@ def test_search_takes_the_first_toolkit_then_the_wheels(tmp_path: Path) -> None:
     _touch(site / "nvidia" / "cu13" / "include" / "cuda_runtime.h")
     _touch(site / "nvidia" / "cu13" / "include" / "cccl" / "thrust" / "version.h")
 
-    found = _toolkit_headers.search([str(first), str(second)], [str(site)])
+    found = toolkit_headers.search([str(first), str(second)], [str(site)])
     assert found.runtime == first / "include"
     assert found.cccl == first / "include" / "cccl"
     assert found.folders() == [first / "include" / "cccl", first / "include"]
 
-    found = _toolkit_headers.search([str(tmp_path / "absent"), str(second)], [str(site)])
+    found = toolkit_headers.search([str(tmp_path / "absent"), str(second)], [str(site)])
     assert found.runtime == second / "include"
     assert found.cccl == second / "include"  # CUDA 12's layout
 
-    found = _toolkit_headers.search([], [str(site)])
+    found = toolkit_headers.search([], [str(site)])
     assert found.runtime == site / "nvidia" / "cu13" / "include"
     assert found.cccl == site / "nvidia" / "cu13" / "include" / "cccl"
 
@@ -58,10 +61,10 @@ def test_search_takes_each_folder_from_where_it_is(tmp_path: Path) -> None:
     _touch(root / "include" / "cuda_runtime.h")
     site = tmp_path / "site"
     _touch(site / "nvidia" / "cuda_cccl" / "include" / "cuda" / "std" / "version")
-    found = _toolkit_headers.search([str(root)], [str(site)])
+    found = toolkit_headers.search([str(root)], [str(site)])
     assert found.runtime == root / "include"
     assert found.cccl == site / "nvidia" / "cuda_cccl" / "include"
-    assert _toolkit_headers.search([], [str(tmp_path / "empty")]).folders() == []
+    assert toolkit_headers.search([], [str(tmp_path / "empty")]).folders() == []
 
 
 @pytest.mark.parametrize(
@@ -79,17 +82,17 @@ def test_search_takes_each_folder_from_where_it_is(tmp_path: Path) -> None:
     ],
 )
 def test_provider(header: str, package: str | None) -> None:
-    assert _toolkit_headers.provider(header) == package
+    assert toolkit_headers.provider(header) == package
 
 
 def test_hint_names_the_package_in_nvrtc_and_gcc_logs() -> None:
     nvrtc = 'kernel.cu(1): catastrophic error: cannot open source file "math_constants.h"\n'
-    hint = _toolkit_headers.missing_header_hint(nvrtc, "cuda", "#include <math_constants.h>\n")
+    hint = toolkit_headers.missing_header_hint(nvrtc, "nvrtc", "#include <math_constants.h>\n")
     assert hint is not None and "pip install nvidia-cuda-runtime" in hint and "CUDA_PATH" in hint
     gcc = "kernel.cu:1:10: fatal error: thrust/complex.h: No such file or directory\n"
-    hint = _toolkit_headers.missing_header_hint(gcc, "host", "#include <thrust/complex.h>\n")
+    hint = toolkit_headers.missing_header_hint(gcc, "c++", "#include <thrust/complex.h>\n")
     assert hint is not None and "pip install nvidia-cuda-cccl" in hint and "nvidia-cuda-cccl-cu12" in hint
-    assert _toolkit_headers.missing_header_hint('cannot open source file "mine.h"', "cuda", "") is None
+    assert toolkit_headers.missing_header_hint('cannot open source file "mine.h"', "nvrtc", "") is None
 
 
 def test_missing_toolkit_header_says_which_package() -> None:
@@ -105,10 +108,10 @@ def test_toolkit_header_is_keyed_by_its_folder_not_read(tmp_path: Path) -> None:
     _touch(folder / "thrust" / "complex.h", '#include "detail/inner.h"\n')
     _touch(folder / "thrust" / "detail" / "inner.h")
     source = "#include <thrust/complex.h>\n"
-    plain = _compile_cache.resolve_includes(source, [folder])
+    plain = compile_cache.resolve_includes(source, [folder])
     assert [name for name, _path, _digest in plain] == ["thrust/complex.h", "detail/inner.h"]
-    one = _compile_cache.resolve_includes(source, [folder], {folder: "cccl 1"})
-    two = _compile_cache.resolve_includes(source, [folder], {folder: "cccl 2"})
+    one = compile_cache.resolve_includes(source, [folder], {folder: "cccl 1"})
+    two = compile_cache.resolve_includes(source, [folder], {folder: "cccl 2"})
     assert [name for name, _path, _digest in one] == ["thrust/complex.h"]
     assert one[0][2] != two[0][2]
 
@@ -196,10 +199,10 @@ def test_cccl_inside_extern_c_says_no_extern_c() -> None:
 @host_only
 def test_host_thrust_system_is_the_users_when_chosen() -> None:
     cpp = "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP"
-    default = compiler._Plan("", [], False, None, None, [], "cubin")
+    default = source_module._Plan("", [], False, None, None, [], "cubin")
     assert cpp in default.toolkit_options
     for options in (["-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP"], ["-D", "THRUST_DEVICE_SYSTEM=3"]):
-        chosen = compiler._Plan("", options, False, None, None, [], "cubin")
+        chosen = source_module._Plan("", options, False, None, None, [], "cubin")
         assert not any("THRUST_DEVICE_SYSTEM" in o for o in chosen.toolkit_options)
 
 
@@ -229,7 +232,7 @@ def test_cub_on_host_says_it_cannot() -> None:
 
 @pytest.mark.gpu
 def test_toolkit_found_on_gpu_machine() -> None:
-    found = _toolkit_headers.find_toolkit_headers()
+    found = toolkit_headers.find_toolkit_headers()
     assert found.runtime is not None and (found.runtime / "math_constants.h").is_file()
     assert found.cccl is not None and (found.cccl / "cuda" / "std" / "complex").is_file()
 

@@ -139,7 +139,8 @@ def test_the_member_walk_sees_methods_getters_and_slots() -> None:
         (pygpu.Module, "get_function"),  # Rust method
         (pygpu.driver.Device, "count"),  # staticmethod
         (GPUArray, "T"),  # property
-        (GPUArray, "shape"),  # __slots__ attribute
+        (GPUArray, "size"),  # __slots__ attribute
+        (pygpu._pygpu.ArrayStorage, "shape"),  # a member of a type Rust registers (GPUArray's base)
         (GPUArray, "squeeze"),  # method
     ]
     for owner, name in cases:

@@ -14,7 +14,7 @@ from conftest import run_python
 
 import pygpu
 import pygpu.driver as cuda
-from pygpu._kernels import kernel_files
+from pygpu._toolchain.bundled_kernels import kernel_files
 from pygpu._pygpu import cudaDeviceGetAttribute, cudaDeviceGetLimit, memcpy_pitched
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

@@ -15,9 +15,11 @@ import numpy as np
 import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _cuda_linker, compiler
+from pygpu import compiler
+from pygpu._toolchain import cuda_linker
 from pygpu.compiler import CompileError, DynamicModule, DynamicSourceModule, SourceModule
 from pygpu.driver import LogicError, jit_input_type, jit_option
+from pygpu._toolchain import source_module
 
 on_host = pytest.mark.skipif(pygpu.backend() != "host", reason="what the host backend refuses")
 on_cuda = pytest.mark.skipif(pygpu.backend() != "cuda", reason="the CUDA linker")
@@ -49,7 +51,7 @@ __device__ float scale(float x) {
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "cache"
     monkeypatch.setenv("PYGPU_CACHE_DIR", str(folder))
-    monkeypatch.setattr(compiler, "_memo", {})
+    monkeypatch.setattr(source_module, "_memo", {})
     yield folder
 
 
@@ -223,11 +225,11 @@ def test_cudadevrt_is_found_in_the_runtime_wheels(tmp_path: Path, monkeypatch: p
     cu13 = _touch(tmp_path / "site" / "nvidia" / "cu13" / "lib" / "libcudadevrt.a")
     cu12 = _touch(tmp_path / "site" / "nvidia" / "cuda_runtime" / "lib" / "libcudadevrt.a")
     monkeypatch.setattr(sys, "path", [str(tmp_path / "site")])
-    assert _cuda_linker.find_cuda_library("cudadevrt", driver_major=13) == str(cu13)
+    assert cuda_linker.find_cuda_library("cudadevrt", driver_major=13) == str(cu13)
     # A CUDA 12 driver: the CUDA 12 wheel first, as its objects are ones that driver links.
-    assert _cuda_linker.find_cuda_library("cudadevrt", driver_major=12) == str(cu12)
+    assert cuda_linker.find_cuda_library("cudadevrt", driver_major=12) == str(cu12)
     toolkit = _touch(tmp_path / "toolkit" / "lib64" / "libcudadevrt.a")
-    assert _cuda_linker.find_cuda_library("cudadevrt", cuda_libdir=str(toolkit.parent)) == str(toolkit)
+    assert cuda_linker.find_cuda_library("cudadevrt", cuda_libdir=str(toolkit.parent)) == str(toolkit)
 
 
 def test_missing_cudadevrt_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,19 +237,19 @@ def test_missing_cudadevrt_says_what_to_install(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "no-toolkit"))
     monkeypatch.delenv("CUDA_PATH", raising=False)
     monkeypatch.delenv("CONDA_PREFIX", raising=False)
-    monkeypatch.setattr(_cuda_linker, "_DEFAULT_TOOLKIT", str(tmp_path / "no-default-toolkit"))
+    monkeypatch.setattr(cuda_linker, "_DEFAULT_TOOLKIT", str(tmp_path / "no-default-toolkit"))
     with pytest.raises(FileNotFoundError, match="pip install nvidia-cuda-runtime.*no-toolkit"):
-        _cuda_linker.find_cuda_library("cudadevrt")
+        cuda_linker.find_cuda_library("cudadevrt")
     with pytest.raises(FileNotFoundError, match="not in cuda_libdir"):
-        _cuda_linker.find_cuda_library("cudadevrt", cuda_libdir=str(tmp_path))
+        cuda_linker.find_cuda_library("cudadevrt", cuda_libdir=str(tmp_path))
 
 
 def test_link_options_the_logs_belong_to_pygpu() -> None:
     # Checked before the driver is touched: this runs without a GPU too.
     with pytest.raises(ValueError, match="manages the linker's logs"):
-        _cuda_linker.CudaLinker([(jit_option.ERROR_LOG_BUFFER, 0)], False)
+        cuda_linker.CudaLinker([(jit_option.ERROR_LOG_BUFFER, 0)], False)
     with pytest.raises(TypeError, match=r"\(jit_option, value\) pairs"):
-        _cuda_linker.CudaLinker([jit_option.MAX_REGISTERS], False)  # type: ignore[list-item]
+        cuda_linker.CudaLinker([jit_option.MAX_REGISTERS], False)  # type: ignore[list-item]
 
 
 def test_jit_input_type_has_pycudas_names_and_cudas_numbers() -> None:

@@ -1,10 +1,13 @@
-"""GPUArray's subclass contract, as PyCUDA documents it and PyCUDA-based libraries (reikna) rely
-on: plain attributes a subclass sets after ``GPUArray.__init__``, results of operations made by
-``_new_like_me``, views that are plain GPUArrays, ``gpudata`` re-pointed by assignment."""
+"""GPUArray's subclass contract (docs/gpuarray.md, "Subclassing GPUArray"), as PyCUDA documents it,
+PyCUDA-based libraries (reikna) rely on it and numpy's ndarray subclasses have it: attributes a
+subclass sets after ``GPUArray.__init__``, results of operations made by ``_new_like_me`` and of
+the subclass by numpy's priority rule, views of the subclass passed to ``__array_finalize__``,
+``gpudata`` re-pointed by assignment; and the storage the compiled core reads."""
 
 from __future__ import annotations
 
 import collections.abc
+import copy
 from typing import Any
 
 import numpy as np
@@ -12,11 +15,35 @@ import pytest
 
 import pygpu.driver as drv
 import pygpu.gpuarray as gpuarray
-from pygpu import cumath
+from pygpu import _pygpu, cumath
 
 
 class Tagged(gpuarray.GPUArray):
     """A subclass with GPUArray's constructor: the default _new_like_me makes its results."""
+
+
+class Labelled(gpuarray.GPUArray):
+    """numpy's subclass pattern: an attribute set in __init__, given to views and re-typed results
+    by __array_finalize__ (which records what it was called with)."""
+
+    finalized: list[Any] = []
+
+    def __init__(self, shape: Any, dtype: Any, label: str = "", **kwargs: Any) -> None:
+        super().__init__(shape, dtype, **kwargs)
+        self.label = label
+
+    def __array_finalize__(self, obj: Any) -> None:
+        Labelled.finalized.append(obj)
+        self.label = getattr(obj, "label", "")
+
+    def _new_like_me(self, dtype: Any = None, order: str = "C") -> Labelled:
+        return type(self)(self.shape, self.dtype if dtype is None else dtype, label=self.label, order=order)
+
+
+class Important(Labelled):
+    """A subclass of a higher priority: it wins mixed operations, as numpy's rule has it."""
+
+    __array_priority__ = 10.0
 
 
 class ThreadArray(gpuarray.GPUArray):
@@ -94,13 +121,135 @@ def test_plain_arrays_stay_plain() -> None:
     assert type(a + a) is gpuarray.GPUArray and type(cumath.sin(a)) is gpuarray.GPUArray
 
 
-def test_views_of_a_subclass_are_plain_gpuarrays_on_its_memory() -> None:
-    a = Tagged((6,), np.int32)
-    a.set(np.arange(6, dtype=np.int32))
-    view = a[2:]
-    assert type(view) is gpuarray.GPUArray and view.base is a
-    assert int(view.gpudata) == int(a.gpudata) + 8
-    np.testing.assert_array_equal(view.get(), [2, 3, 4, 5])
+def test_views_of_a_subclass_are_of_the_subclass_on_its_memory() -> None:
+    """As numpy's views of an ndarray subclass: made without __init__, then __array_finalize__."""
+    a = Labelled((2, 3), np.int32, label="v")
+    host = np.arange(6, dtype=np.int32).reshape(2, 3)
+    a.set(host)
+    first = a[:1]
+    squeezed = first.squeeze()
+    assert type(squeezed) is Labelled and squeezed.base is first and squeezed.get().tolist() == [0, 1, 2]
+    views = {
+        "a[1:]": (a[1:], host[1:]),
+        "a[:, ::2]": (a[:, ::2], host[:, ::2]),
+        "reshape": (a.reshape(3, 2), host.reshape(3, 2)),
+        "ravel": (a.ravel(), host.ravel()),
+        "T": (a.T, host.T),
+        "transpose": (a.transpose(1, 0), host.transpose(1, 0)),
+        "view": (a.view(np.uint32), host.view(np.uint32)),
+    }
+    for name, (view, want) in views.items():
+        assert type(view) is Labelled and view.label == "v", name
+        assert view.base is a and view.get().tolist() == want.tolist(), name
+    assert int(a[1:].gpudata) == int(a.gpudata) + 12
+    # A reshape that must copy (a strided view into another shape) is of the subclass too.
+    copied = a[:, ::2].reshape(4)
+    assert type(copied) is Labelled and copied.label == "v" and copied.get().tolist() == host[:, ::2].ravel().tolist()
+
+
+def test_results_of_a_subclass_keep_it() -> None:
+    a = Labelled((4,), np.float32, label="x")
+    a.set(np.arange(4, dtype=np.float32))
+    plain = gpuarray.to_gpu(np.ones(4, np.float32))
+    results = {
+        "x + y": a + plain,
+        "y + x": plain + a,
+        "x * 2": a * 2,
+        "2 * x": 2 * a,
+        "2 / x": 2 / (a + 1),
+        "-x": -a,
+        "abs": abs(a),
+        "x > 1": a > 1,
+        "copy": a.copy(),
+        "astype": a.astype(np.float64),
+        "fill": a.copy().fill(3),
+        "cumath": cumath.sqrt(a),
+        "maximum": gpuarray.maximum(plain, a),
+    }
+    for name, r in results.items():
+        assert type(r) is Labelled and r.label == "x", name
+    np.testing.assert_allclose(results["y + x"].get(), np.arange(4) + 1)
+    np.testing.assert_allclose(results["2 / x"].get(), 2 / (np.arange(4) + 1), rtol=1e-6)
+    assert results["astype"].dtype == np.float64 and results["fill"].get().tolist() == [3, 3, 3, 3]
+    # get is a host copy: a numpy array, as numpy's would be.
+    assert type(a.get()) is np.ndarray
+    # Plain arrays stay plain (their results skip the subclass seam).
+    assert type(plain + plain) is gpuarray.GPUArray and type(plain.copy()) is gpuarray.GPUArray
+
+
+def test_the_operand_of_highest_priority_decides_the_result_class() -> None:
+    """numpy's rule: the highest __array_priority__ wins, the first of equals; a plain array never."""
+    x = Labelled((3,), np.float64, label="low")
+    y = Important((3,), np.float64, label="high")
+    z = Tagged((3,), np.float64)
+    for a in (x, y, z):
+        a.fill(1.0)
+    assert type(x + y) is Important and type(y + x) is Important and (x + y).label == "high"
+    assert type(x + z) is Labelled and type(z + x) is Tagged
+    np.testing.assert_array_equal((x + y).get(), [2.0, 2.0, 2.0])
+
+
+def test_a_0d_subclass_operand_re_types_the_result() -> None:
+    """A 0-d operand stands for a scalar (PyCUDA): the result has the other's shape, and the 0-d
+    subclass operand's class, made without __init__ and finalized from it (numpy wraps so)."""
+    Labelled.finalized.clear()
+    scalar = Labelled((), np.float32, label="s")
+    scalar.fill(2.0)
+    a = gpuarray.to_gpu(np.arange(3, dtype=np.float32))
+    r = a * scalar
+    assert type(r) is Labelled and r.shape == (3,) and r.label == "s" and Labelled.finalized == [scalar]
+    np.testing.assert_array_equal(r.get(), [0.0, 2.0, 4.0])
+
+
+def test_pygpus_own_work_on_a_subclass_uses_plain_views() -> None:
+    """Reductions and fills view a subclass's array internally: those views are plain GPUArrays,
+    so a subclass whose methods need what only its __init__ sets (reikna's) still works."""
+    ThreadArray.made.clear()
+    a = ThreadArray("t", (2, 3), np.float64)
+    a.set(np.arange(6.0).reshape(2, 3))
+    b = ThreadArray("t", (6,), np.float64)
+    b.set(np.ones(6))
+    assert float(gpuarray.dot(a, b).get()) == 15.0
+    flags = ThreadArray("t", (4,), np.bool_)
+    flags.set(np.array([True, False, True, True]))
+    assert bool(gpuarray.min(flags).get()) is False and bool(gpuarray.max(flags).get()) is True
+    vectors = ThreadArray("t", (3,), gpuarray.vec.float3)
+    vectors.fill(np.array((1.0, 2.0, 3.0), gpuarray.vec.float3))
+    assert vectors.get()["z"].tolist() == [3.0, 3.0, 3.0]
+    assert ThreadArray.made == []
+
+
+def test_copy_copy_shares_the_memory_and_the_attributes() -> None:
+    a = Labelled((3,), np.float32, label="c")
+    a.fill(1.0)
+    b = copy.copy(a)
+    assert type(b) is Labelled and b.label == "c" and b.ptr == a.ptr and b.get().tolist() == [1.0, 1.0, 1.0]
+
+
+def test_the_storage_is_the_compiled_base() -> None:
+    """GPUArray's memory and layout live in pygpu._pygpu.ArrayStorage, which launches and copies
+    read directly: re-pointing it re-points them."""
+    a = gpuarray.to_gpu(np.arange(4, dtype=np.float32))
+    assert isinstance(a, _pygpu.ArrayStorage) and type(a).__mro__[-2] is _pygpu.ArrayStorage
+    assert a.ptr == int(a._alloc) + a._offset
+    other = drv.mem_alloc(16)
+    drv.memcpy_htod(other, np.full(4, 5, np.float32))
+    a._alloc, a._offset = other, 0
+    host = np.empty(4, np.float32)
+    drv.memcpy_dtoh(host, a)  # a copy call reads the storage
+    assert host.tolist() == [5.0, 5.0, 5.0, 5.0]
+    with pytest.raises(ValueError, match="non-contiguous"):
+        drv.memcpy_dtoh(np.empty(2, np.float32), a[::2])
+
+
+def test_a_subclass_that_skips_gpuarray_init_is_refused_clearly() -> None:
+    class Hollow(gpuarray.GPUArray):
+        def __init__(self) -> None:
+            pass
+
+    h = Hollow()
+    with pytest.raises(ValueError, match=r"GPUArray.__init__\(self, shape, dtype"):
+        drv.memcpy_htod(h, np.zeros(1, np.float32))
 
 
 def test_a_view_made_from_an_address_and_offset() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pygpu
 import pygpu.driver as cuda
 import pytest
-from pygpu import _host_compiler
+from pygpu._toolchain import host_compiler
 from pygpu.compiler import CompileError, SourceModule
 
 host_only = pytest.mark.skipif(pygpu.backend() != "host", reason="the host compiler's kernel discovery")
@@ -242,7 +242,7 @@ def test_older_standard_with_pygpu_kernel_header() -> None:
 @host_only
 def test_pre_cxx11_standard_is_raised_with_a_warning() -> None:
     source = 'extern "C" __global__ void year(int* out) { out[0] = (int)(__cplusplus / 100 % 100); }'
-    with pytest.warns(_host_compiler.HostStandardWarning, match=r"-std=c\+\+03.*c\+\+11"):
+    with pytest.warns(pygpu.errors.HostStandardWarning, match=r"-std=c\+\+03.*c\+\+11"):
         module = SourceModule(source, options=["-std=c++03"], cache_dir=False)
     out = np.zeros(1, np.int32)
     module.get_function("year")(cuda.Out(out), block=(1, 1, 1), grid=(1, 1))
@@ -253,10 +253,10 @@ def test_pre_cxx11_standard_is_raised_with_a_warning() -> None:
 def test_cxx11_standard_is_kept_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert _host_compiler._raise_old_standard(["-O2", "-std=c++11"]) == ["-O2", "-std=c++11"]
-    assert _host_compiler.translate_options(["--std", "c++14", "--std=c++17"]) == ["-std=c++14", "-std=c++17"]
+        assert host_compiler._raise_old_standard(["-O2", "-std=c++11"]) == ["-O2", "-std=c++11"]
+    assert host_compiler.translate_options(["--std", "c++14", "--std=c++17"]) == ["-std=c++14", "-std=c++17"]
     with pytest.raises(ValueError, match="needs a value"):
-        _host_compiler.translate_options(["-std"])
+        host_compiler.translate_options(["-std"])
 
 
 @host_only
@@ -279,7 +279,7 @@ def test_preprocessed_kernels_finds_scopes_and_linkage() -> None:
             "__attribute__((noinline)) __global__ void e(int x) { }",
         ]
     )
-    found = _host_compiler.preprocessed_kernels(text)
+    found = host_compiler.preprocessed_kernels(text)
     assert [(k.name, k.scope, k.c_linkage) for k in found] == [
         ("a", (), True),
         ("b", (("n1", False), ("v2", True)), False),
@@ -439,4 +439,4 @@ def test_preprocessed_variables_skip_static_and_namespaces() -> None:
         "namespace n { __device__ int inner; }\n__device__ int b = 3;\n"
         '# 1 "/usr/include/x.h" 1 3\n__device__ int system_one;\n'
     )
-    assert _host_compiler.preprocessed_variables(preprocessed) == ["a", "b"]
+    assert host_compiler.preprocessed_variables(preprocessed) == ["a", "b"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pygpu
-from pygpu._host_compiler import kernel_names, rewrite_dynamic_shared
+from pygpu._toolchain.host_compiler import kernel_names, rewrite_dynamic_shared
 from pygpu.compiler import SourceModule
 
 # As PyCUDA's SourceModule passes it with no_extern_c=True (templates cannot have C linkage).

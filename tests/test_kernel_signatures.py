@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygpu import driver, gpuarray
-from pygpu._kernel_declarations import declarations, kernel_base_name
+from pygpu._toolchain.kernel_declarations import declarations, kernel_base_name
 from pygpu.compiler import DynamicSourceModule, SourceModule
 
 SOURCE = r"""

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pygpu
-from pygpu import _kernels
+from pygpu._toolchain import bundled_kernels
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def testing() -> pygpu.Module:
 def undeclared() -> pygpu.Module:
     """The testing kernels loaded without their declarations, as a module loaded from a
     binary alone is: launches are checked by parameter size only, as PyCUDA's are not."""
-    from pygpu._kernels import _load_kernels
+    from pygpu._toolchain.bundled_kernels import _load_kernels
 
     return _load_kernels("testing")
 
@@ -576,7 +576,7 @@ ELF80, ELF90, PTX = b"\x7fELF sm_80 image", b"\x7fELF sm_90 image", b".version 8
 )
 def test_native_cubin_is_the_devices_own(capability: tuple[int, int], expected: bytes | None) -> None:
     image = fatbin((1, 70, PTX), (2, 80, ELF80), (2, 90, ELF90))
-    assert _kernels.native_cubin(image, capability) == expected
+    assert bundled_kernels.native_cubin(image, capability) == expected
 
 
 @pytest.mark.parametrize(
@@ -590,18 +590,18 @@ def test_native_cubin_is_the_devices_own(capability: tuple[int, int], expected: 
     ],
 )
 def test_native_cubin_leaves_what_it_cannot_read_to_the_driver(image: bytes) -> None:
-    assert _kernels.native_cubin(image, (9, 0)) is None
+    assert bundled_kernels.native_cubin(image, (9, 0)) is None
 
 
 def test_bundled_fatbins_hold_a_cubin_for_each_architecture_they_are_built_for() -> None:
     """kernels/build.sh builds sm_80 and sm_90 cubins; what native_cubin takes out is a whole
     ELF image with the module's kernels (checked here without a GPU)."""
-    path = Path(_kernels.KERNELS_DIR) / "arith_f64.fatbin"
+    path = Path(bundled_kernels.KERNELS_DIR) / "arith_f64.fatbin"
     if not path.is_file():
         pytest.skip("this install has no CUDA kernels (kernels/build.sh cuda builds them)")
     data = path.read_bytes()
     for capability in ((8, 0), (9, 0)):
-        cubin = _kernels.native_cubin(data, capability)
+        cubin = bundled_kernels.native_cubin(data, capability)
         assert cubin is not None and cubin.startswith(b"\x7fELF") and b"add_f64" in cubin
         # ELF64: e_shoff + e_shnum * e_shentsize is the image's end, inside what was taken
         shoff = int.from_bytes(cubin[0x28:0x30], "little")

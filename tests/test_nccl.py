@@ -16,7 +16,9 @@ import pytest
 from conftest import run_python
 
 import pygpu
-from pygpu import _nccl_cuda, _nccl_library, nccl
+from pygpu import nccl
+from pygpu._collectives import nccl_cuda
+from pygpu._collectives import nccl_library
 
 N_DEVICES = pygpu.cudaGetDeviceCount()[0]
 IPC_TIMEOUT = 120
@@ -25,7 +27,7 @@ spawn = multiprocessing.get_context("spawn")
 
 def _nccl_present() -> bool:
     try:
-        _nccl_library.library()
+        nccl_library.library()
     except nccl.NcclUnavailableError:
         return False
     return True
@@ -75,7 +77,7 @@ def test_init_all_is_cuda_only_and_says_what_to_do_instead(backend: str) -> None
 def unopened() -> Iterator[nccl.Communicator]:
     """A communicator object that never reached NCCL: the checks made before any NCCL call run
     on it. Its made-up handle is dropped before the object is, so nothing destroys it."""
-    comm = nccl.Communicator._wrap(_nccl_cuda.NcclEngine(12345, 1.0), pygpu.cudaGetDevice()[0])
+    comm = nccl.Communicator._wrap(nccl_cuda.NcclEngine(12345, 1.0), pygpu.cudaGetDevice()[0])
     yield comm
     comm._engine = None
 
@@ -122,7 +124,8 @@ def test_calls_run_on_the_communicators_device_whichever_is_current() -> None:
     done = run_python(
         """
         import numpy as np, pygpu
-        from pygpu import _nccl_cuda, nccl
+        from pygpu import nccl
+        from pygpu._collectives import nccl_cuda
 
         class Recorder:
             ended, nranks, seen = False, 2, []
@@ -172,8 +175,8 @@ class _NonBlockingNccl:
 
 def test_a_wait_nccl_never_finishes_is_a_timeout_that_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _NonBlockingNccl(polls=10**9)
-    monkeypatch.setattr(_nccl_cuda, "library", lambda: fake)
-    engine = _nccl_cuda.NcclEngine(1234, timeout=0.05)
+    monkeypatch.setattr(nccl_cuda, "library", lambda: fake)
+    engine = nccl_cuda.NcclEngine(1234, timeout=0.05)
     start = time.monotonic()
     with pytest.raises(nccl.NcclError, match=r"ncclAllReduce did not finish within 0.05 s .* aborted"):
         engine.settle(7, "ncclAllReduce")
@@ -209,8 +212,8 @@ def test_synchronize_past_its_timeout_aborts_and_says_so() -> None:
 
 def test_an_asynchronous_error_aborts_and_names_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _NonBlockingNccl(polls=3, final=3)  # ncclInternalError
-    monkeypatch.setattr(_nccl_cuda, "library", lambda: fake)
-    engine = _nccl_cuda.NcclEngine(99, timeout=5.0)
+    monkeypatch.setattr(nccl_cuda, "library", lambda: fake)
+    engine = nccl_cuda.NcclEngine(99, timeout=5.0)
     with pytest.raises(nccl.NcclError, match="NCCL error 3: internal error") as excinfo:
         engine.settle(7, "joining")
     assert excinfo.value.code == 3 and fake.aborted == [99] and engine.ended
@@ -218,11 +221,11 @@ def test_an_asynchronous_error_aborts_and_names_the_code(monkeypatch: pytest.Mon
 
 def test_a_non_blocking_group_waits_for_each_communicator_in_it(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _NonBlockingNccl(polls=5)
-    monkeypatch.setattr(_nccl_cuda, "library", lambda: fake)
-    engine = _nccl_cuda.NcclEngine(7, timeout=5.0)
-    _nccl_cuda.group_start()
+    monkeypatch.setattr(nccl_cuda, "library", lambda: fake)
+    engine = nccl_cuda.NcclEngine(7, timeout=5.0)
+    nccl_cuda.group_start()
     engine._call(0, "ncclSend")  # queued inside the group
-    _nccl_cuda.group_end()  # ncclInProgress: polled on the engine until it settles
+    nccl_cuda.group_end()  # ncclInProgress: polled on the engine until it settles
     assert fake.polls < 0 and not fake.aborted and not engine.ended
 
 
@@ -231,12 +234,12 @@ def test_a_group_end_without_its_start_is_nccls_error(monkeypatch: pytest.Monkey
         def ncclGroupEnd(self) -> int:
             return 5  # ncclInvalidUsage, as NCCL answers a group_end with no group open
 
-    monkeypatch.setattr(_nccl_cuda, "library", lambda: Unopened(polls=0))
+    monkeypatch.setattr(nccl_cuda, "library", lambda: Unopened(polls=0))
     raised: list[BaseException] = []
 
     def end_first() -> None:  # a thread of its own: no group was ever started on it
         try:
-            _nccl_cuda.group_end()
+            nccl_cuda.group_end()
         except BaseException as e:  # noqa: BLE001 - the test looks at what was raised
             raised.append(e)
 

@@ -30,13 +30,35 @@ def test_unknown_attribute_still_raises() -> None:
         pygpu.no_such_thing  # noqa: B018
 
 
-@pytest.mark.parametrize("module", ["pygpu._pinned", "pygpu.gpuarray"])
-def test_lazy_table_is_the_submodules_all(module: str) -> None:
+@pytest.mark.parametrize("module", ["pygpu._driver.devices", "pygpu._driver.pinned", "pygpu.gpuarray"])
+def test_all_holds_the_lazy_modules_names(module: str) -> None:
     import importlib
 
     import pygpu
 
-    assert sorted(pygpu._LAZY_MODULES[module]) == sorted(importlib.import_module(module).__all__)
+    names = importlib.import_module(module).__all__
+    assert set(names) <= set(pygpu.__all__)
+    for name in names:
+        assert getattr(pygpu, name) is getattr(importlib.import_module(module), name), name
+
+
+def test_all_and_star_import_load_what_they_name() -> None:
+    """At run time pygpu.__all__ is completed on first use (numpy stays unloaded until then)."""
+    code = (
+        "import sys, pygpu; assert 'numpy' not in sys.modules; d = pygpu.Device;"
+        " assert 'numpy' not in sys.modules, 'a lazy name loads only the modules before its own';"
+        " ns = {}; exec('from pygpu import *', ns); missing = set(pygpu.__all__) - set(ns);"
+        " assert not missing, missing; assert 'numpy' in sys.modules;"
+        " assert len(pygpu.__all__) == len(set(pygpu.__all__)); print(len(pygpu.__all__))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(out.stdout) > 100
+
+
+def test_private_names_never_load_the_lazy_modules() -> None:
+    code = "import sys, pygpu; print(hasattr(pygpu, '__wrapped__'), hasattr(pygpu, '_x'), 'numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "False"]
 
 
 def test_import_pygpu_as_gpuarray_reaches_every_gpuarray_name() -> None:

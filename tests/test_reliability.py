@@ -331,7 +331,7 @@ def test_truncated_kernel_libraries_are_refused_before_loading(backend: str) -> 
     result = run_python(
         """
         import os, pygpu
-        from pygpu._kernels import KERNELS_DIR
+        from pygpu._toolchain.bundled_kernels import KERNELS_DIR
         image = open(os.path.join(KERNELS_DIR, "libtesting.so"), "rb").read()
         n = len(image)
         refused = 0
@@ -451,7 +451,7 @@ def test_truncated_gpu_code_objects_are_refused_at_once(backend: str) -> None:
     result = run_python(
         f"""
         import os, time, pygpu
-        from pygpu._kernels import KERNELS_DIR
+        from pygpu._toolchain.bundled_kernels import KERNELS_DIR
         image = open(os.path.join(KERNELS_DIR, "testing.{suffix}"), "rb").read()
         n = len(image)
         for cut in (16, 4096, n // 2, n - 1):

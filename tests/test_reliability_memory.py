@@ -23,10 +23,9 @@ import pygpu
 import pygpu.driver as drv
 import pygpu.tools as tools
 from pygpu import gpuarray
-from pygpu._pygpu import allocation_extent
-from pygpu.gpuarray._platform import platform
+from pygpu._pygpu import allocation_extent, capabilities
 
-HOST = platform().host_memory
+HOST = capabilities().host_memory
 
 # --------------------------------------------------------------------------- DLPack capsules by hand
 
@@ -72,7 +71,7 @@ def dlpack_capsule(
     strides_arr = None if strides is None else (ctypes.c_int64 * max(len(shape), 1))(*strides)
     m = _DLManagedTensor()
     m.dl_tensor.data = data or None
-    m.dl_tensor.device = _DLDevice(platform().dlpack_device_type, 0)
+    m.dl_tensor.device = _DLDevice(capabilities().dlpack_device_type, 0)
     m.dl_tensor.ndim = len(shape)
     m.dl_tensor.dtype = _DLDataType(_DL_CODES[dt.kind], dt.itemsize * 8, 1)
     m.dl_tensor.shape = shape_arr

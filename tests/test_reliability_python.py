@@ -26,8 +26,12 @@ from hypothesis import strategies as st
 
 import pygpu
 import pygpu.gpuarray as ga
-from pygpu import _host_compiler, _kernel_hints, _rtc, curandom
-from pygpu.compiler import CompileError, SourceModule, _absolute_paths, _include_dirs
+from pygpu import curandom
+from pygpu._toolchain import host_compiler
+from pygpu._toolchain import kernel_hints
+from pygpu._toolchain import rtc
+from pygpu._toolchain.source_module import _absolute_paths, _include_dirs
+from pygpu.compiler import CompileError, SourceModule
 from pygpu.elementwise import ElementwiseKernel
 from pygpu.gpuarray._arithmetic import binary
 from pygpu.reduction import ReductionKernel
@@ -406,9 +410,9 @@ def test_interrupted_compiler_run_is_stopped_property(delay: float) -> None:
         try:
             trigger.start()
             with pytest.raises(_Interrupt):
-                with _host_compiler._workdir(False) as folder:
+                with host_compiler._workdir(False) as folder:
                     folders.append(folder)
-                    _host_compiler._run([str(cxx), "--version"], folder, "out", 60)
+                    host_compiler._run([str(cxx), "--version"], folder, "out", 60)
             trigger.join()
         finally:
             signal.signal(signal.SIGALRM, previous)
@@ -530,25 +534,25 @@ def test_options_as_one_string_and_empty_cache_dir(tmp_path: Path, monkeypatch: 
 def test_messages_name_environment_variables_and_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYGPU_COMPILE_TIMEOUT", "soon")
     with pytest.raises(ValueError, match="PYGPU_COMPILE_TIMEOUT='soon'"):
-        _host_compiler.compile_timeout()
+        host_compiler.compile_timeout()
     monkeypatch.setenv("PYGPU_COMPILE_TIMEOUT", "-4")
     with pytest.raises(ValueError, match="positive number of seconds"):
-        _host_compiler.compile_timeout()
+        host_compiler.compile_timeout()
     monkeypatch.setenv("PYGPU_COMPILE_TIMEOUT", "2.5")
-    assert _host_compiler.compile_timeout() == 2.5
+    assert host_compiler.compile_timeout() == 2.5
     with pytest.raises(pygpu.BackendUnavailableError, match="pip install nvidia-cuda-nvrtc"):
-        _rtc.library_identity("libnvrtc.so.99")
+        rtc.library_identity("libnvrtc.so.99")
 
 
 def test_missing_kernel_hints() -> None:
     template = "template <class T> __global__ void foo(T *x) { x[0] = 1; }"
-    assert "is a template" in (_kernel_hints.missing_kernel_hint(template, "foo", True) or "")
+    assert "is a template" in (kernel_hints.missing_kernel_hint(template, "foo", True) or "")
     namespaced = "namespace ns { __global__ void foo(float *x) {} }"
-    assert "mangled" in (_kernel_hints.missing_kernel_hint(namespaced, "foo", True) or "")
-    assert "without the namespace" in (_kernel_hints.missing_kernel_hint(namespaced, "ns::foo", False) or "")
-    hint = _kernel_hints.missing_kernel_hint("__global__ void bar(float *x) {}", "foo", False)
+    assert "mangled" in (kernel_hints.missing_kernel_hint(namespaced, "foo", True) or "")
+    assert "without the namespace" in (kernel_hints.missing_kernel_hint(namespaced, "ns::foo", False) or "")
+    hint = kernel_hints.missing_kernel_hint("__global__ void bar(float *x) {}", "foo", False)
     assert hint is not None and "its kernels: bar" in hint
-    assert _kernel_hints.missing_kernel_hint('extern "C" __global__ void foo(float *x) {}', "foo", True) is None
+    assert kernel_hints.missing_kernel_hint('extern "C" __global__ void foo(float *x) {}', "foo", True) is None
 
 
 def test_get_function_says_why_a_kernel_is_missing() -> None:

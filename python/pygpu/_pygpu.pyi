@@ -1,6 +1,7 @@
 # The compiled module's public surface, written by hand and checked by mypy.stubtest.
 # Docstrings here are the API reference.
 
+import enum
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, Protocol, SupportsIndex, TypeAlias, TypeVar, final
@@ -79,6 +80,64 @@ class cudaError:
     def check(self) -> None:
         """Raises the matching CudaError subclass unless this is success."""
 
+class ErrorCode(enum.IntEnum):
+    """The runtime's status codes by their CUDA names (``ErrorCode.cudaErrorInvalidValue == 1``),
+    made from the compiled module's one table of codes; equal to the ints that ``CudaError.code``
+    and ``cudaError.code`` hold. Home: ``pygpu.errors``."""
+
+    cudaSuccess = 0
+    cudaErrorInvalidValue = 1
+    cudaErrorMemoryAllocation = 2
+    cudaErrorInitializationError = 3
+    cudaErrorCudartUnloading = 4
+    cudaErrorProfilerDisabled = 5
+    cudaErrorInvalidConfiguration = 9
+    cudaErrorInvalidPitchValue = 12
+    cudaErrorInvalidSymbol = 13
+    cudaErrorInvalidDevicePointer = 17
+    cudaErrorInvalidMemcpyDirection = 21
+    cudaErrorStubLibrary = 34
+    cudaErrorInsufficientDriver = 35
+    cudaErrorCallRequiresNewerDriver = 36
+    cudaErrorDevicesUnavailable = 46
+    cudaErrorInvalidDeviceFunction = 98
+    cudaErrorNoDevice = 100
+    cudaErrorInvalidDevice = 101
+    cudaErrorInvalidKernelImage = 200
+    cudaErrorDeviceUninitialized = 201
+    cudaErrorNoKernelImageForDevice = 209
+    cudaErrorUnsupportedLimit = 215
+    cudaErrorPeerAccessUnsupported = 217
+    cudaErrorInvalidPtx = 218
+    cudaErrorUnsupportedPtxVersion = 222
+    cudaErrorInvalidSource = 300
+    cudaErrorFileNotFound = 301
+    cudaErrorInvalidResourceHandle = 400
+    cudaErrorIllegalState = 401
+    cudaErrorSymbolNotFound = 500
+    cudaErrorNotReady = 600
+    cudaErrorIllegalAddress = 700
+    cudaErrorLaunchOutOfResources = 701
+    cudaErrorLaunchTimeout = 702
+    cudaErrorPeerAccessAlreadyEnabled = 704
+    cudaErrorPeerAccessNotEnabled = 705
+    cudaErrorContextIsDestroyed = 709
+    cudaErrorAssert = 710
+    cudaErrorHostMemoryAlreadyRegistered = 712
+    cudaErrorHostMemoryNotRegistered = 713
+    cudaErrorIllegalInstruction = 715
+    cudaErrorMisalignedAddress = 716
+    cudaErrorLaunchFailure = 719
+    cudaErrorCooperativeLaunchTooLarge = 720
+    cudaErrorNotPermitted = 800
+    cudaErrorNotSupported = 801
+    cudaErrorStreamCaptureUnsupported = 900
+    cudaErrorStreamCaptureInvalidated = 901
+    cudaErrorStreamCaptureUnmatched = 903
+    cudaErrorStreamCaptureImplicit = 906
+    cudaErrorTimeout = 909
+    cudaErrorUnknown = 999
+
 # --- backend and device -----------------------------------------------------------
 
 def set_backend(name: str) -> None:
@@ -86,6 +145,137 @@ def set_backend(name: str) -> None:
 
 def backend() -> str:
     """The backend in use ('cuda', 'hip' or 'host'), starting it if needed."""
+@final
+class Capabilities:
+    """What the active backend can do, and how (``pygpu.capabilities()``); the same object on
+    every call. The package reads it instead of comparing backend names."""
+
+    @property
+    def backend(self) -> str:
+        """The backend's name: 'cuda', 'hip' or 'host'."""
+    @property
+    def compiler(self) -> str:
+        """The run-time compiler of SourceModule: 'nvrtc', 'hiprtc' or 'c++' (the system C++
+        compiler, which builds a kernels library for the host backend)."""
+    @property
+    def linker(self) -> str | None:
+        """What DynamicModule links with: 'cuda' (the driver's JIT linker), 'c++' (the system
+        linker, host objects and archives), or None where modules are not linked from parts."""
+    @property
+    def device_launch(self) -> bool:
+        """Whether kernels can launch kernels (dynamic parallelism, with CUDA's device runtime)."""
+    @property
+    def host_memory(self) -> bool:
+        """Whether device memory is ordinary host memory (numpy and MPI use it directly)."""
+    @property
+    def kernels_on_cpu(self) -> bool:
+        """Whether kernels run on the CPU's cores, a block's threads one after another."""
+    @property
+    def warp_size(self) -> int:
+        """Threads per warp (64 on the hip backend's GPUs)."""
+    @property
+    def collectives(self) -> str | None:
+        """What carries pygpu.nccl's collectives: 'nccl', 'mpi', or None where they do not run."""
+    @property
+    def dlpack_device_type(self) -> int:
+        """The DLPack device type of device memory (2: kDLCUDA, 10: kDLROCM, 1: kDLCPU)."""
+    @property
+    def dlpack_host_types(self) -> tuple[int, ...]:
+        """The DLPack device types of host memory the backend uses without a copy."""
+    @property
+    def dlpack_default_stream(self) -> int:
+        """The consumer stream a DLPack ``stream=None`` means (the default stream's handle)."""
+    @property
+    def cai_default_stream(self) -> int | None:
+        """The CUDA Array Interface's number for the default stream, or None where the interface
+        cannot name it (HIP's null stream is 0, which it forbids)."""
+    @property
+    def cuda_array_interface(self) -> bool:
+        """Whether arrays offer ``__cuda_array_interface__`` (not where device memory is host memory)."""
+
+def capabilities(backend: str | None = None) -> Capabilities:
+    """What the active backend can do, and how; starts the backend if needed. With ``backend``
+    ('cuda', 'hip' or 'host'), that backend's answers, without starting anything."""
+
+# The raising calls: pygpu's own layers call these; the PyGPU names below (cudaSetDevice, ...)
+# are the same calls returning their failure as a cudaError status.
+
+def set_device(device: int) -> None:
+    """Makes ``device`` (an ordinal from 0) the calling thread's current device."""
+
+def get_device() -> int:
+    """The calling thread's current device ordinal."""
+
+def get_device_count() -> int:
+    """How many devices the backend sees (the host backend: 1)."""
+
+def device_synchronize() -> None:
+    """Waits until every stream of the current device is idle; a failed kernel's error shows here."""
+
+def device_get_attribute(attr: int, device: int) -> int:
+    """A device attribute given by its CUdevice_attribute number."""
+
+def driver_get_version() -> int:
+    """The CUDA version the driver supports, as 1000 * major + 10 * minor."""
+
+def device_get_limit(limit: int) -> int:
+    """A resource limit (a CUlimit number) of the current device."""
+
+def device_set_limit(limit: int, value: int) -> None:
+    """Sets a resource limit (a CUlimit number) of the current device."""
+
+def ctx_get_api_version() -> int:
+    """The current context's API version (cuCtxGetApiVersion, 3020 on CUDA 12)."""
+
+def device_get_cache_config() -> int:
+    """The current device's preferred L1/shared split (a CUfunc_cache number)."""
+
+def device_set_cache_config(config: int) -> None:
+    """Sets the current device's preferred L1/shared split (a CUfunc_cache number)."""
+
+def device_can_access_peer(device: int, peer: int) -> bool:
+    """Whether ``device`` can address memory of ``peer`` directly."""
+
+def device_enable_peer_access(peer_device: int, flags: int = 0) -> None:
+    """Lets the current device address ``peer_device``'s memory directly (flags must be 0)."""
+
+def device_disable_peer_access(peer_device: int) -> None:
+    """Stops the current device addressing ``peer_device``'s memory directly."""
+
+def memcpy_peer(dst: _DevicePointer, dst_device: int, src: _DevicePointer, src_device: int, count: int) -> None:
+    """Copies ``count`` bytes from ``src`` on ``src_device`` to ``dst`` on ``dst_device``, waiting for it."""
+
+def memcpy_peer_async(
+    dst: _DevicePointer,
+    dst_device: int,
+    src: _DevicePointer,
+    src_device: int,
+    count: int,
+    stream: cudaStream_t | None = None,
+) -> None:
+    """The same, ordered on ``stream`` (of the current device; None: the legacy default stream)."""
+
+def stream_synchronize(stream: cudaStream_t | None = None) -> None:
+    """Waits for the work queued on ``stream`` (None: the default stream)."""
+
+def stream_query(stream: cudaStream_t | None = None) -> bool:
+    """Whether the work queued on ``stream`` (None: the default stream) is done; never waits."""
+
+def stream_wait_event(stream: cudaStream_t | None, event: cudaEvent_t, flags: int = 0) -> None:
+    """Makes work queued on ``stream`` after this call wait until ``event`` completes, without
+    blocking the host (flags must be 0)."""
+
+def event_record(event: cudaEvent_t, stream: cudaStream_t | None = None) -> None:
+    """Records ``event`` on ``stream`` (None: the default stream)."""
+
+def event_synchronize(event: cudaEvent_t) -> None:
+    """Waits until ``event`` has completed."""
+
+def event_query(event: cudaEvent_t) -> bool:
+    """Whether ``event`` has completed; never waits."""
+
+def event_elapsed_time(start: cudaEvent_t, end: cudaEvent_t) -> float:
+    """Milliseconds between two recorded events."""
 
 def cudaSetDevice(device: int) -> cudaError: ...
 def cudaGetDevice() -> tuple[int, cudaError]: ...
@@ -270,6 +460,26 @@ class DeviceAllocation:
         zero-copy export of the address (numpy array, DLPack tensor) is alive."""
     def _export(self) -> AllocationExport:
         """A lease that makes ``free()`` refuse until it is dropped (held by exports)."""
+
+@disjoint_base
+class ArrayStorage:
+    """The memory and layout of a GPUArray: ``_alloc`` (what keeps the memory alive: an allocation, a
+    ``DevicePointer`` or an imported tensor), ``_offset`` (bytes from its start to element 0), ``shape``,
+    ``strides`` (bytes, may be negative or zero) and ``dtype``. ``GPUArray`` subclasses it; kernel
+    launches and copies read an array's memory from these fields."""
+
+    _alloc: Any
+    """What keeps the memory alive: a DeviceAllocation, a DevicePointer or an imported tensor
+    (``gpudata`` gives PyCUDA's view of it)."""
+    _offset: int
+    """Bytes from the start of ``_alloc`` to element 0, an int."""
+    shape: tuple[int, ...]
+    """The dimensions, a tuple of ints."""
+    strides: tuple[int, ...]
+    """Bytes from one element to the next along each axis, as numpy's (may be negative)."""
+    dtype: np.dtype[Any]
+    """The numpy dtype of the elements."""
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self: ...
 
 @final
 class AllocationExport:
@@ -854,7 +1064,7 @@ class PooledHostAllocation:
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
 
-# --- bundled kernel sources (pygpu._bundled_sources) -----------------------------------
+# --- bundled kernel sources (pygpu._toolchain.bundled_sources) -----------------------------------
 
 def bundled_kernel_sources() -> list[tuple[str, str]]:
     """(file name, contents) of every kernels/*.cu and kernels/*.h embedded at build time."""

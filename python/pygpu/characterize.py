@@ -6,7 +6,7 @@ import struct
 
 import numpy as np
 
-from pygpu.tools import context_dependent_memoize
+from pygpu._driver.context_caches import context_dependent_memoize
 
 __all__ = ["has_double_support", "has_stack", "platform_bits", "sizeof"]
 

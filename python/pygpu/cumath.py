@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pygpu.gpuarray import GPUArray
-from pygpu.gpuarray._core import new_like
+from pygpu.gpuarray._storage import new_like
 from pygpu.gpuarray._arithmetic import binary, cast_to, unary
 from pygpu.gpuarray._dtypes import kernel_suffix
 from pygpu.gpuarray._elementwise import launch, loop_dtypes
@@ -88,7 +88,7 @@ fabs = _unary_function(np.fabs, "fabs")
 
 def fmod(arg: GPUArray, mod: Any, stream: Any = None, *, out: GPUArray | None = None) -> GPUArray:
     """The remainder of ``arg / mod`` with the sign of ``arg`` (C's fmod), elementwise."""
-    return binary(np.fmod, "fmod", arg, mod, out, stream, source="cumath")
+    return binary(np.fmod, "fmod", arg, mod, out, stream, source="cumath")  # type: ignore[return-value]
 
 
 def _float_arg(arg: GPUArray, what: str, stream: Any) -> GPUArray:

@@ -21,7 +21,7 @@ import numpy as np
 # repeatable); numpy imports numpy.random lazily, which made the first rand() 10 ms slower.
 import numpy.random  # noqa: F401
 
-from pygpu import _bundled
+from pygpu.gpuarray import _bundled
 from pygpu.gpuarray import GPUArray, empty, to_gpu
 from pygpu.gpuarray._transfer import copy_into
 

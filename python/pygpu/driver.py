@@ -20,8 +20,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from pygpu._contexts import Context, Device, LogicError
-from pygpu._driver_enums import (
+from pygpu._driver.contexts import Context, Device
+from pygpu._driver.enums import (
     ctx_flags,
     device_attribute,
     func_cache,
@@ -35,10 +35,10 @@ from pygpu._driver_enums import (
     mem_host_register_flags,
     shared_config,
 )
-from pygpu._managed import managed_empty, managed_empty_like, managed_zeros, managed_zeros_like
-from pygpu._multi_device import memcpy_peer, memcpy_peer_async
-from pygpu._memcpy import Memcpy2D, Memcpy3D, mem_alloc_pitch, memset_d2d8, memset_d2d16, memset_d2d32
-from pygpu._pinned import (
+from pygpu._driver.managed import managed_empty, managed_empty_like, managed_zeros, managed_zeros_like
+from pygpu._driver.devices import memcpy_peer, memcpy_peer_async
+from pygpu._driver.memcpy import Memcpy2D, Memcpy3D, mem_alloc_pitch, memset_d2d8, memset_d2d16, memset_d2d32
+from pygpu._driver.pinned import (
     aligned_empty,
     aligned_empty_like,
     aligned_zeros,
@@ -50,18 +50,15 @@ from pygpu._pinned import (
     raw_memory_dtype,
 )
 from pygpu._pygpu import (
-    CudaError,
-    CudaMemoryError,
     DeviceAllocation,
     Function,
     HostAllocation,
-    LaunchError,
     ManagedAllocation,
     Module,
     IPCMemoryHandle,
     RegisteredHostMemory,
-    cudaDriverGetVersion,
-    cudaGetDeviceCount,
+    driver_get_version,
+    get_device_count,
     mem_alloc,
     mem_get_info,
     memcpy_dtod,
@@ -72,8 +69,9 @@ from pygpu._pygpu import (
     memset_d16,
     memset_d32,
 )
-from pygpu._streams import Event, Stream, event_flags
-from pygpu._texrefs import (
+from pygpu._driver.streams import Event, Stream, event_flags
+from pygpu.errors import CompileError, CudaError, CudaMemoryError, LaunchError, LogicError
+from pygpu._driver.texrefs import (
     Array,
     ArrayDescriptor,
     ArrayDescriptor3D,
@@ -199,39 +197,11 @@ __all__ = [
 Error = CudaError
 
 
-class CompileError(Error):
-    """Runtime compilation failed (``pygpu.compiler``); PyCUDA's ``driver.CompileError``.
-
-    ``msg`` says what failed, ``command_line`` is the compiler invocation (a list), and
-    ``stderr`` holds the compiler's log (``stdout`` what else it printed, if anything).
-    """
-
-    def __init__(self, msg: str, command_line: Any, stdout: str | None = None, stderr: str | None = None) -> None:
-        self.msg = msg
-        self.command_line = command_line
-        self.stdout = stdout
-        self.stderr = stderr
-        self.log = stderr or ""
-        self.code = -1  # no runtime status: the compiler rejected the source or options
-        self.name = "CompileError"
-        super().__init__(msg, command_line, stdout, stderr)
-
-    def __str__(self) -> str:
-        text = self.msg
-        if self.command_line:
-            command = self.command_line if isinstance(self.command_line, str) else " ".join(map(str, self.command_line))
-            text += f"\n[command: {command}]"
-        for label, output in (("stdout", self.stdout), ("log", self.stderr)):
-            if output:
-                text += f"\n[{label}]\n{output.rstrip()}"
-        return text
-
-
 def init(flags: int = 0) -> None:
     """Starts the backend (PyCUDA's ``cuda.init()``); calling it again is harmless."""
     if flags != 0:
         raise ValueError("init() flags must be 0")
-    cudaGetDeviceCount()[1].check()
+    get_device_count()
 
 
 #: The CUDA version whose driver API pygpu's cuda backend was built against: the
@@ -247,9 +217,7 @@ def get_version() -> tuple[int, int, int]:
 def get_driver_version() -> int:
     """The CUDA version the driver supports, as CUDA encodes it (``12080`` for 12.8). On
     HIP it is HIP's driver version; on the host backend the version it follows (get_version)."""
-    version, status = cudaDriverGetVersion()
-    status.check()
-    return version
+    return driver_get_version()
 
 
 # ------------------------------------------------------------------------ modules

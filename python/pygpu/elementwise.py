@@ -16,10 +16,13 @@ from typing import Any
 
 import numpy as np
 
-import pygpu
-
-from pygpu._generated_kernel import (
-    INDEX_TYPE,
+from pygpu._pygpu import capabilities
+from pygpu._driver.c_types import dtype_to_ctype
+from pygpu._driver.context_caches import context_dependent_memoize
+from pygpu._driver.devices import several_devices
+from pygpu._kernelgen.arguments import Argument, ScalarArg, VectorArg
+from pygpu._kernelgen.elementwise_module import elementwise_arguments, get_elwise_module, module_source
+from pygpu._kernelgen.generated_kernel import (
     all_dtypes,
     check_sizes,
     compile_kernels,
@@ -27,19 +30,15 @@ from pygpu._generated_kernel import (
     in_c_order,
     index_range,
     launch_size,
-    layout_asserts,
     mixed_orders,
     pack_arguments,
     prepared_signature,
     release_copies,
-    type_prelude,
 )
-from pygpu._linear_combination import get_linear_combination_kernel
-from pygpu._multi_device import several_devices
-from pygpu._pygpu import Function, cudaGetDevice
+from pygpu._kernelgen.linear_combination import get_linear_combination_kernel
+from pygpu._pygpu import Function, get_device
 from pygpu.gpuarray import GPUArray
-from pygpu.gpuarray._core import device_of
-from pygpu.tools import Argument, ScalarArg, VectorArg, context_dependent_memoize, dtype_to_ctype, parse_c_args
+from pygpu.gpuarray._storage import device_of
 
 __all__ = [
     "ElementwiseKernel",
@@ -78,90 +77,6 @@ _HOST_BLOCK = 1  # the host runs a block's threads one after another: one thread
 _NUMBERS = (int, float, complex, np.number)
 
 
-def _kernel_source(
-    arguments: list[Argument], operation: str, name: str, loop_prep: str, after_loop: str, use_range: bool
-) -> str:
-    params = ", ".join([a.declarator() for a in arguments])
-    if use_range:
-        extra = f"{INDEX_TYPE} start, {INDEX_TYPE} stop, {INDEX_TYPE} step"
-        loop = "for (i = start + first * step; (step < 0) ? (i > stop) : (i < stop); i += threads * step)"
-        kname = f"{name}_range"
-    else:
-        # PyCUDA's get_elwise_module takes the count among the arguments (a scalar named n).
-        extra = "" if any(a.name == "n" for a in arguments) else f"{INDEX_TYPE} n"
-        loop = "for (i = first; i < n; i += threads)"
-        kname = name
-    sep = ", " if params and extra else ""
-    return f"""
-extern "C" __global__ void {kname}({params}{sep}{extra})
-{{
-  const {INDEX_TYPE} threads = ({INDEX_TYPE})blockDim.x * gridDim.x;
-  const {INDEX_TYPE} first = ({INDEX_TYPE})blockIdx.x * blockDim.x + threadIdx.x;
-  {INDEX_TYPE} i;
-  (void)first;
-  {loop_prep};
-  {loop}
-  {{
-    {operation};
-  }}
-  {after_loop};
-}}
-"""
-
-
-def _module_source(
-    arguments: list[Argument], operation: str, name: str, preamble: str, loop_prep: str, after_loop: str
-) -> str:
-    return "\n".join(
-        [
-            type_prelude(all_dtypes(arguments)),
-            preamble,
-            layout_asserts(all_dtypes(arguments)),
-            _kernel_source(arguments, operation, name, loop_prep, after_loop, False),
-            _kernel_source(arguments, operation, name, loop_prep, after_loop, True),
-        ]
-    )
-
-
-def _arguments(arguments: str | list[Any], count_declared: bool = False) -> list[Argument]:
-    parsed = parse_c_args(arguments)
-    names = [a.name for a in parsed]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(f"argument names must be unique: {', '.join(duplicates)} declared more than once")
-    reserved = {"i", "n", "start", "stop", "step", "threads", "first"} & set(names)
-    if count_declared and any(a.name == "n" and not isinstance(a, VectorArg) for a in parsed):
-        reserved.discard("n")  # get_elwise_module: the caller passes the count, as PyCUDA's
-    if reserved:
-        raise ValueError(f"argument names {sorted(reserved)} are used by the generated loop: rename them")
-    return parsed
-
-
-def get_elwise_module(
-    arguments: str | list[Any],
-    operation: str,
-    name: str = "kernel",
-    keep: bool = False,
-    options: list[str] | None = None,
-    preamble: str = "",
-    loop_prep: str = "",
-    after_loop: str = "",
-) -> Any:
-    """The compiled module (a ``SourceModule``) holding kernel ``name`` and ``name_range``."""
-    from pygpu.compiler import SourceModule
-
-    parsed = _arguments(arguments, count_declared=True)
-    from pygpu._generated_kernel import _include_dirs
-
-    return SourceModule(
-        _module_source(parsed, operation, name, preamble, loop_prep, after_loop),
-        options=options,
-        keep=keep,
-        no_extern_c=True,
-        include_dirs=_include_dirs(),
-    )
-
-
 def get_elwise_range_module(
     arguments: str | list[Any],
     operation: str,
@@ -187,7 +102,7 @@ def get_elwise_kernel_and_types(
 ) -> tuple[Function, list[Argument]]:
     """(the kernel, its parsed arguments); the kernel takes the arguments, then ``long long n``
     (or ``start, stop, step`` with ``use_range``)."""
-    parsed = _arguments(arguments)
+    parsed = elementwise_arguments(arguments)
     module = get_elwise_module(parsed, operation, name, keep, options, **kwargs)
     func = module.get_function(f"{name}_range" if use_range else name)
     # Prepared, as PyCUDA's: callers launch it with prepared_call/prepared_async_call straight away.
@@ -233,11 +148,11 @@ class ElementwiseKernel:
             raise TypeError(f"operation must be a str of C statements, not {type(operation).__name__}")
         if not name.isidentifier():
             raise ValueError(f"kernel name {name!r} is not a C identifier")
-        self.arguments = _arguments(arguments)
+        self.arguments = elementwise_arguments(arguments)
         if not any(isinstance(a, VectorArg) for a in self.arguments):
             raise ValueError("an ElementwiseKernel needs at least one array (pointer) argument to size its loop")
         self.name = name
-        source = _module_source(self.arguments, operation, name, preamble, loop_prep, after_loop)
+        source = module_source(self.arguments, operation, name, preamble, loop_prep, after_loop)
         self.func, self.range_func = compile_kernels(
             source, [name, f"{name}_range"], options, keep, all_dtypes(self.arguments), preamble
         )
@@ -260,7 +175,7 @@ class ElementwiseKernel:
         dtypes on the current device, each at least as long as the first; None otherwise (the
         checked path decides)."""
         n = -1
-        current = cudaGetDevice()[0] if several_devices() else None
+        current = get_device() if several_devices() else None
         orders = 0  # bit 1: a C-only array seen, bit 2: a Fortran-only one (mixed: the checked path)
         for i, dtype in self._vectors:
             v = args[i]
@@ -293,7 +208,7 @@ class ElementwiseKernel:
             if n == 0:
                 return
             if n is not None:
-                block = _HOST_BLOCK if pygpu.backend() == "host" else _BLOCK
+                block = _HOST_BLOCK if capabilities().kernels_on_cpu else _BLOCK
                 try:
                     self.func.prepared_async_call(grid_for(n, block), (block, 1, 1), kwargs.get("stream"), *args, n)
                     return
@@ -318,9 +233,7 @@ class ElementwiseKernel:
     def _launch(
         self, launch: list[Any], vectors: list[Any], size: int, range_: Any, slice_: Any, stream: Any, what: str
     ) -> None:
-        from pygpu._generated_kernel import host_backend
-
-        block = _HOST_BLOCK if host_backend() else _BLOCK
+        block = _HOST_BLOCK if capabilities().kernels_on_cpu else _BLOCK
         if range_ is not None and slice_ is not None:
             raise TypeError("pass range= or slice=, not both")
         if range_ is None and slice_ is None:

@@ -35,8 +35,7 @@ from typing import Any
 
 import numpy as np
 
-import pygpu
-from pygpu._pygpu import PageLockedMemoryPool
+from pygpu._pygpu import PageLockedMemoryPool, capabilities
 from pygpu.gpuarray import GPUArray
 
 __all__ = ["buffer", "cuda_aware"]
@@ -79,7 +78,7 @@ def buffer(array: GPUArray, *, read: bool = True, write: bool = False, staged: b
     """What to pass to mpi4py for ``array`` (a contiguous GPUArray): see the module's text.
     ``read``: MPI reads the array (sends, reductions' inputs); ``write``: MPI writes it
     (receives, results). ``staged``: force (True) or forbid (False) the page-locked copy; None
-    chooses by backend and ``cuda_aware()``."""
+    chooses: no copy where device memory is host memory or MPI is ``cuda_aware()``."""
     if not isinstance(array, GPUArray):
         raise TypeError(f"pygpu.mpi.buffer takes a GPUArray, not {type(array).__name__}")
     if not (read or write):
@@ -87,12 +86,12 @@ def buffer(array: GPUArray, *, read: bool = True, write: bool = False, staged: b
     flags = array.flags
     if not (flags.c_contiguous or flags.f_contiguous):
         raise ValueError(f"MPI needs contiguous memory; this array has strides {array.strides}: pass array.copy()")
-    host_backend = pygpu.backend() == "host"
+    host_memory = capabilities().host_memory
     if staged is None:
-        staged = not host_backend and not cuda_aware()
+        staged = not host_memory and not cuda_aware()
     array._order.before(None)  # MPI acts now, outside any stream
     if not staged:
-        yield np.asarray(array) if host_backend else array
+        yield np.asarray(array) if host_memory else array
         return
     order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
     host = _pool().allocate(array.shape, array.dtype, order=order)

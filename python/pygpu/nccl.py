@@ -1,5 +1,5 @@
 """NCCL collectives on device arrays: a thin layer over libnccl loaded at run time
-(``_nccl_library``: the nvidia-nccl-cu13/-cu12 wheels or the system's; a clear
+(``pygpu._collectives.nccl_library``: the nvidia-nccl-cu13/-cu12 wheels or the system's; a clear
 ``NcclUnavailableError`` when absent), and the same API over MPI on the host backend.
 
 A communicator joins ``nranks`` ranks, each on one device, from a unique id that rank 0
@@ -18,7 +18,7 @@ thread (one process, several devices) need their calls inside ``with nccl.group(
 ``Communicator.synchronize(stream, timeout)`` waits for a stream's collectives and aborts the
 communicator instead of hanging when another rank never takes part.
 
-On the host backend (``_nccl_mpi``) the processes are the ranks of an MPI job (mpi4py; every
+On the host backend (``pygpu._collectives.nccl_mpi``) the processes are the ranks of an MPI job (mpi4py; every
 process of ``MPI.COMM_WORLD`` creates its communicator at the same time), the calls complete
 before they return (or at the end of their group), ranks that make different calls get a
 ``ValueError``, and a call that waits longer than the communicator's ``timeout`` raises
@@ -34,12 +34,14 @@ from typing import Any
 
 import numpy as np
 
-import pygpu
-from pygpu import _nccl_cuda, _nccl_mpi
-from pygpu._contexts import Device
-from pygpu._multi_device import current_device
-from pygpu._pygpu import cudaStreamSynchronize
-from pygpu._nccl_library import UNIQUE_ID_BYTES, NcclError, NcclUnavailableError
+from pygpu._pygpu import capabilities, get_device
+from pygpu._collectives import nccl_cuda
+from pygpu._collectives import nccl_mpi
+from pygpu._driver.contexts import Device
+from pygpu._driver.devices import current_device
+from pygpu._pygpu import stream_synchronize
+from pygpu._collectives.nccl_library import UNIQUE_ID_BYTES
+from pygpu.errors import NcclError, NcclUnavailableError
 from pygpu.gpuarray import GPUArray, from_dlpack
 
 __all__ = [
@@ -75,35 +77,36 @@ DEFAULT_TIMEOUT = _timeout_from_environment()
 _COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 
 
-def _on_host() -> bool:
-    """True on the host backend (collectives over MPI); an error on the backends without either."""
-    backend = pygpu.backend()
-    if backend not in ("cuda", "host"):
+def _over_mpi() -> bool:
+    """True where the collectives run over MPI (the host backend), False over NCCL (cuda); an
+    error on the backends with neither."""
+    caps = capabilities()
+    if caps.collectives is None:
         raise NcclUnavailableError(
-            f"pygpu.nccl runs on the cuda backend (NCCL) and the host backend (MPI), not {backend}"
+            f"pygpu.nccl runs on the cuda backend (NCCL) and the host backend (MPI), not {caps.backend}"
         )
-    return backend == "host"
+    return caps.collectives == "mpi"
 
 
 def get_version() -> int:
     """NCCL's version code, e.g. 22809 for 2.28.9 (needs libnccl, on any backend)."""
-    return _nccl_cuda.version()
+    return nccl_cuda.version()
 
 
 def get_unique_id() -> bytes:
     """A new communicator id (128 bytes) for rank 0 to share with the other ranks."""
-    return _nccl_mpi.unique_id(UNIQUE_ID_BYTES) if _on_host() else _nccl_cuda.unique_id()
+    return nccl_mpi.unique_id(UNIQUE_ID_BYTES) if _over_mpi() else nccl_cuda.unique_id()
 
 
 def group_start() -> None:
     """Starts a group of collectives (ncclGroupStart): they are issued together at ``group_end()``;
     ``with nccl.group():`` pairs the two."""
-    (_nccl_mpi.group_start if _on_host() else _nccl_cuda.group_start)()
+    (nccl_mpi.group_start if _over_mpi() else nccl_cuda.group_start)()
 
 
 def group_end() -> None:
     """Ends a group started by ``group_start()`` and issues its collectives (ncclGroupEnd)."""
-    (_nccl_mpi.group_end if _on_host() else _nccl_cuda.group_end)()
+    (nccl_mpi.group_end if _over_mpi() else nccl_cuda.group_end)()
 
 
 @contextlib.contextmanager
@@ -120,7 +123,7 @@ def group() -> Iterator[None]:
 def init_all(devices: Sequence[int | Device]) -> list[Communicator]:
     """One communicator per device of this process, ranks in the order given (ncclCommInitAll;
     cuda only: on the host backend, ranks are MPI processes)."""
-    if _on_host():
+    if _over_mpi():
         raise NcclUnavailableError(
             "nccl.init_all drives several devices from one process, which needs the cuda backend's NCCL; "
             "on the host backend, start one MPI process per rank (mpiexec -n N) and use Communicator"
@@ -128,7 +131,7 @@ def init_all(devices: Sequence[int | Device]) -> list[Communicator]:
     ordinals = [d.ordinal if isinstance(d, Device) else int(d) for d in devices]
     for d in ordinals:
         Device(d)
-    engines = _nccl_cuda.NcclEngine.init_all(ordinals, DEFAULT_TIMEOUT)
+    engines = nccl_cuda.NcclEngine.init_all(ordinals, DEFAULT_TIMEOUT)
     return [Communicator._wrap(e, d) for e, d in zip(engines, ordinals)]
 
 
@@ -187,8 +190,8 @@ def _reducible(dtype: np.dtype[Any], op: str, what: str) -> None:
     if dtype in _COMPLEX:
         if op not in ("sum", "avg"):
             raise TypeError(f"{what}: {op} of complex numbers is not defined; sum and avg are")
-    elif dtype not in _nccl_cuda.DTYPES:
-        names = ", ".join(str(d) for d in _nccl_cuda.DTYPES)
+    elif dtype not in nccl_cuda.DTYPES:
+        names = ", ".join(str(d) for d in nccl_cuda.DTYPES)
         raise TypeError(f"{what}: NCCL reduces {names} (and complex sums), not {dtype}")
 
 
@@ -224,7 +227,7 @@ class Communicator:
         timeout: float | None = None,
         blocking: bool = False,
     ) -> None:
-        on_host = _on_host()
+        on_host = _over_mpi()
         if not isinstance(uid, (bytes, bytearray)) or len(uid) != UNIQUE_ID_BYTES:
             raise ValueError(f"uid is the {UNIQUE_ID_BYTES} bytes of get_unique_id(), not {uid!r:.40}")
         if not 0 <= rank < nranks:
@@ -232,13 +235,13 @@ class Communicator:
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout is a number of seconds > 0, not {timeout!r}")
         self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
-        ordinal = pygpu.cudaGetDevice()[0] if device is None else Device(int(device)).ordinal
+        ordinal = get_device() if device is None else Device(int(device)).ordinal
         engine: Any
         with Device(ordinal):
             if on_host:
-                engine = _nccl_mpi.MpiEngine(nranks, bytes(uid), rank, self.timeout)
+                engine = nccl_mpi.MpiEngine(nranks, bytes(uid), rank, self.timeout)
             else:
-                engine = _nccl_cuda.NcclEngine.init_rank(nranks, bytes(uid), rank, self.timeout, blocking)
+                engine = nccl_cuda.NcclEngine.init_rank(nranks, bytes(uid), rank, self.timeout, blocking)
         self._engine: Any = engine
         self._size: int | None = None
         self.device = ordinal
@@ -303,7 +306,7 @@ class Communicator:
             raise
         if not finished:
             self.abort()  # ends the communicator's kernels, so the stream drains
-            raise _nccl_cuda.timed_out("the collectives on this stream", seconds)
+            raise nccl_cuda.timed_out("the collectives on this stream", seconds)
 
     # ------------------------------------------------------------------ calls
 
@@ -319,10 +322,10 @@ class Communicator:
                     f"a buffer is on device {b.device}, but this communicator runs on device {self.device}"
                 )
         handle = self._stream(stream)
-        host = isinstance(engine, _nccl_mpi.MpiEngine)
+        host = isinstance(engine, nccl_mpi.MpiEngine)
         if host:
             if stream is not None:
-                cudaStreamSynchronize(stream).check()  # MPI acts now, after what the stream was asked to do
+                stream_synchronize(stream)  # MPI acts now, after what the stream was asked to do
         else:
             for b in (*reads, *writes):
                 if b.array is not None:

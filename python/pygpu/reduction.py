@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from pygpu._generated_kernel import (
+from pygpu._kernelgen.generated_kernel import (
     INDEX_TYPE,
     all_dtypes,
     check_sizes,
     compile_kernels,
-    host_backend,
     in_c_order,
     index_range,
+    kernels_on_cpu,
     launch_size,
     layout_asserts,
     mixed_orders,
@@ -33,7 +33,8 @@ from pygpu._generated_kernel import (
     release_copies,
     type_prelude,
 )
-from pygpu.tools import VectorArg, dtype_to_ctype, parse_c_args
+from pygpu._driver.c_types import dtype_to_ctype
+from pygpu._kernelgen.arguments import VectorArg, parse_c_args
 
 __all__ = ["ReductionKernel", "get_reduction_source"]
 
@@ -146,7 +147,7 @@ class ReductionKernel:
             map_expr = "in[i]"
         self.name = name
         self.allocator = allocator
-        self._block = _HOST_BLOCK if host_backend() else _BLOCK
+        self._block = _HOST_BLOCK if kernels_on_cpu() else _BLOCK
         out_type = dtype_to_ctype(self.dtype_out)
         neutral = _complex_neutral(self.dtype_out, str(neutral))
         params = ", ".join(a.declarator() for a in self.arguments)

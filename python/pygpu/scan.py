@@ -5,7 +5,8 @@
 
 Two kernels, any length, operators that need not commute: the array is cut into one
 contiguous chunk per block; the first kernel reduces each chunk, the second scans each
-chunk tile by tile (in shared memory) starting from the reduction of the chunks before it.
+chunk tile by tile (in shared memory) starting from the reduction of the chunks before it. On
+the host backend a block is one thread that reduces, then scans, its chunk in one loop.
 Inclusive scans need no neutral element; exclusive ones do (it is their first output).
 """
 
@@ -15,14 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from pygpu import _bundled
-from pygpu._generated_kernel import INDEX_TYPE, compile_kernels, host_backend, layout_asserts, type_prelude
-from pygpu.tools import dtype_to_ctype
+from pygpu.gpuarray import _bundled
+from pygpu._kernelgen.generated_kernel import INDEX_TYPE, compile_kernels, kernels_on_cpu, layout_asserts, type_prelude
+from pygpu._driver.c_types import dtype_to_ctype
 
 __all__ = ["ExclusiveScanKernel", "InclusiveScanKernel"]
 
 _BLOCK = 256
-_HOST_BLOCK = 32
+# Elements per chunk on the host, below which handing chunks to another core costs more than
+# it saves.
+_HOST_CHUNK = 1 << 15
 
 
 def _source(ctype: str, scan_expr: str, name: str, preamble: str, block: int) -> str:
@@ -130,6 +133,63 @@ extern "C" __global__ void {name}_chunk_scan(const {ctype} *in, {ctype} *out, co
 """
 
 
+def _host_source(ctype: str, scan_expr: str, name: str, preamble: str) -> str:
+    # The host backend runs a block's threads one after another on one core, where the tree and
+    # the tiles above would only add barriers: its blocks have one thread, which folds (then
+    # scans) its chunk in one loop. The same kernels, parameters and chunks as on a GPU.
+    return f"""
+{preamble}
+
+__device__ __forceinline__ {ctype} pygpu_scan_op({ctype} a, {ctype} b)
+{{
+  return ({scan_expr});
+}}
+
+extern "C" __global__ void {name}_chunk_sums(const {ctype} *in, {ctype} *sums, {INDEX_TYPE} n, {INDEX_TYPE} chunk)
+{{
+  const {INDEX_TYPE} begin = ({INDEX_TYPE})blockIdx.x * chunk;
+  const {INDEX_TYPE} end = begin + chunk < n ? begin + chunk : n;
+  if (threadIdx.x != 0 || begin >= end) return;
+  {ctype} acc = in[begin];
+  for ({INDEX_TYPE} i = begin + 1; i < end; ++i) acc = pygpu_scan_op(acc, in[i]);
+  sums[blockIdx.x] = acc;
+}}
+
+extern "C" __global__ void {name}_chunk_scan(const {ctype} *in, {ctype} *out, const {ctype} *sums,
+    {INDEX_TYPE} n, {INDEX_TYPE} chunk, int exclusive, {ctype} neutral)
+{{
+  const {INDEX_TYPE} begin = ({INDEX_TYPE})blockIdx.x * chunk;
+  const {INDEX_TYPE} end = begin + chunk < n ? begin + chunk : n;
+  if (threadIdx.x != 0 || begin >= end) return;
+  // The chunks before this one, in order; then this chunk's elements in order (each read before
+  // its own position is written: in place works).
+  {INDEX_TYPE} i = begin;
+  {ctype} carry;
+  if (blockIdx.x > 0) {{
+    carry = sums[0];
+    for (unsigned int c = 1; c < blockIdx.x; ++c) carry = pygpu_scan_op(carry, sums[c]);
+  }} else {{
+    const {ctype} first = in[i];
+    out[i] = exclusive ? neutral : first;
+    carry = first;
+    ++i;
+  }}
+  if (exclusive) {{
+    for (; i < end; ++i) {{
+      const {ctype} x = in[i];
+      out[i] = carry;
+      carry = pygpu_scan_op(carry, x);
+    }}
+  }} else {{
+    for (; i < end; ++i) {{
+      carry = pygpu_scan_op(carry, in[i]);
+      out[i] = carry;
+    }}
+  }}
+}}
+"""
+
+
 class _ScanKernel:
     _exclusive = False
 
@@ -151,11 +211,14 @@ class _ScanKernel:
             raise ValueError(f"name_prefix {name_prefix!r} is not a C identifier")
         self.neutral = neutral
         self.name = name_prefix
-        self._block = _HOST_BLOCK if host_backend() else _BLOCK
+        self._block = 1 if kernels_on_cpu() else _BLOCK
         ctype = dtype_to_ctype(self.dtype)
-        source = type_prelude([self.dtype]) + _source(
-            ctype, scan_expr, name_prefix, f"{preamble}\n{layout_asserts([self.dtype])}", self._block
-        )
+        prelude = f"{preamble}\n{layout_asserts([self.dtype])}"
+        if self._block == 1:
+            body = _host_source(ctype, scan_expr, name_prefix, prelude)
+        else:
+            body = _source(ctype, scan_expr, name_prefix, prelude, self._block)
+        source = type_prelude([self.dtype]) + body
         if neutral is not None:
             # The neutral element is a C expression: evaluate it once, on the device.
             source += f'\nextern "C" __global__ void {name_prefix}_neutral({ctype} *out) {{ *out = ({neutral}); }}\n'
@@ -193,8 +256,11 @@ class _ScanKernel:
             return output_ary
         source = _unshared_input(input_ary, output_ary, stream)
         block = self._block
-        # At most one chunk per thread of a block: the scan kernel combines the chunk sums serially.
-        chunks = max(1, min(block, -(-n // (block * 8))))
+        if block == 1:
+            chunks = max(1, min(_bundled.host_launch_shape()[1], n // _HOST_CHUNK))
+        else:
+            # At most one chunk per thread of a block: the scan kernel combines the chunk sums serially.
+            chunks = max(1, min(block, -(-n // (block * 8))))
         chunk = -(-n // chunks)
         chunks = -(-n // chunk)
         sums = gpuarray.empty((chunks,), self.dtype, allocator=allocator or input_ary.allocator)

@@ -1,5 +1,5 @@
 //! The bundled kernel sources embedded at build time (build.rs), for building the bundled
-//! kernels on first use where no prebuilt binary was shipped (pygpu/_bundled_sources.py).
+//! kernels on first use where no prebuilt binary was shipped (pygpu/_toolchain/bundled_sources.py).
 
 use pyo3::prelude::*;
 

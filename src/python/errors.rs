@@ -1,6 +1,7 @@
-//! The one place where Rust errors become Python: the PyGPU-style status object
-//! (`<cudaError: code=0>`) returned by the low-level calls, and the exception hierarchy
-//! raised by everything above them.
+//! The one place where Rust errors become Python: the exception classes every compiled call
+//! raises (`pygpu.errors` lists them with the Python-defined ones), `ErrorCode`, and the
+//! PyGPU-style status object (`<cudaError: code=0>`) that the status-returning names of
+//! `status_api` give instead, by the one rule of `CudaStatus::of_call`.
 //!
 //! Two public names differ only by case, as in PyGPU and the CUDA runtime they mirror:
 //! - `cudaError` (the `CudaStatus` class here) is a *value*: the status a low-level call
@@ -15,7 +16,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
 use crate::runtime::error::{
-    error_name, error_string, last_error, record_error, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+    error_name, error_string, last_error, record_error, CUDA_ERRORS, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
     CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_CONFIGURATION, CUDA_ERROR_INVALID_DEVICE,
     CUDA_ERROR_INVALID_DEVICE_FUNCTION, CUDA_ERROR_INVALID_KERNEL_IMAGE, CUDA_ERROR_INVALID_PTX,
     CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_SOURCE, CUDA_ERROR_INVALID_VALUE,
@@ -127,7 +128,22 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         let class = class.bind(py);
         m.add(class.name()?, class)?;
     }
-    Ok(())
+    m.add("ErrorCode", error_code_enum(py)?)
+}
+
+/// `ErrorCode`, the IntEnum of the status codes by their CUDA names, made from the one table
+/// of `runtime::error` (its home is `pygpu.errors`).
+fn error_code_enum(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let members: Vec<(&str, i32)> = CUDA_ERRORS.iter().map(|&(code, name, _)| (name, code)).collect();
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("module", "pygpu.errors")?;
+    let class = py.import("enum")?.getattr("IntEnum")?.call(("ErrorCode", members), Some(&kwargs))?;
+    class.setattr(
+        "__doc__",
+        "The runtime's status codes by their CUDA names (ErrorCode.cudaErrorInvalidValue == 1); \
+         equal to the ints that CudaError.code and cudaError.code hold.",
+    )?;
+    Ok(class)
 }
 
 fn class_for(ex: &Exceptions, code: i32) -> &Py<PyType> {
@@ -172,12 +188,7 @@ impl From<Error> for PyErr {
                 return PyRuntimeError::new_err(error.to_string());
             };
             match &error {
-                Error::Api { code, backend } => {
-                    record_error(*code);
-                    let name = error_name(*backend, *code);
-                    exception(py, class_for(ex, *code), *code, &name, error.to_string())
-                }
-                Error::Detailed { code, backend, .. } => {
+                Error::Api { code, backend, .. } => {
                     record_error(*code);
                     let name = error_name(*backend, *code);
                     exception(py, class_for(ex, *code), *code, &name, error.to_string())
@@ -227,6 +238,37 @@ pub fn released(what: &str) -> PyErr {
     })
 }
 
+/// How a raising call fails: a runtime error, which its status-returning name (`status_api`)
+/// returns as the status where a status can say all of it, or a Python exception (a bad
+/// argument, a released handle, an interrupt), which both forms raise.
+pub enum CallError {
+    Runtime(Error),
+    Python(PyErr),
+}
+
+pub type CallResult<T> = Result<T, CallError>;
+
+impl From<Error> for CallError {
+    fn from(error: Error) -> Self {
+        CallError::Runtime(error)
+    }
+}
+
+impl From<PyErr> for CallError {
+    fn from(error: PyErr) -> Self {
+        CallError::Python(error)
+    }
+}
+
+impl From<CallError> for PyErr {
+    fn from(error: CallError) -> PyErr {
+        match error {
+            CallError::Runtime(e) => e.into(),
+            CallError::Python(e) => e,
+        }
+    }
+}
+
 /// The PyGPU-style status object: the raw integer code, its name and message.
 #[pyclass(name = "cudaError", module = "pygpu", frozen)]
 #[derive(Clone)]
@@ -242,12 +284,29 @@ impl CudaStatus {
     pub fn from_result<T>(result: &Result<T, Error>) -> PyResult<CudaStatus> {
         match result {
             Ok(_) => Ok(Self::SUCCESS),
-            Err(Error::Api { code, backend }) => {
-                record_error(*code);
-                Ok(CudaStatus { code: *code, backend: *backend })
+            Err(error) => Self::of_error(error.clone()),
+        }
+    }
+
+    /// A raising call's outcome as PyGPU's (value, status); on failure the value is 0 (the
+    /// type's default).
+    pub fn of_call<T: Default>(result: CallResult<T>) -> PyResult<(T, CudaStatus)> {
+        match result {
+            Ok(value) => Ok((value, Self::SUCCESS)),
+            Err(CallError::Runtime(error)) => Ok((T::default(), Self::of_error(error)?)),
+            Err(CallError::Python(error)) => Err(error),
+        }
+    }
+
+    /// The one rule of what a status reports: a bare status code. An error with a detail (a JIT
+    /// log, the name looked for) or with no code at all is raised, so that nothing is lost.
+    fn of_error(error: Error) -> PyResult<CudaStatus> {
+        match error {
+            Error::Api { code, backend, detail: None } => {
+                record_error(code);
+                Ok(CudaStatus { code, backend })
             }
-            // No status code describes these: they are raised.
-            Err(other) => Err(other.clone().into()),
+            other => Err(other.into()),
         }
     }
 

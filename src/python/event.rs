@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use super::errors::{CudaStatus, Status};
+use super::errors::CallResult;
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::{self, backend, Context, Error, Event};
@@ -87,64 +87,54 @@ impl CudaEvent {
 }
 
 /// Records `event` on `stream` (None: the default stream): it completes when the work queued
-/// there before it has; returns the status.
-#[pyfunction(name = "cudaEventRecord")]
+/// there before it has.
+#[pyfunction]
 #[pyo3(signature = (event, stream = None))]
-pub fn cuda_event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
+pub fn event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_, CudaStream>>) -> CallResult<()> {
     let event = event.get().event()?;
-    CudaStatus::from_result(&event.record(stream_handle(stream)?)).map(Status)
+    Ok(event.record(stream_handle(stream)?)?)
 }
 
-/// Waits (with the GIL released) until `event` has completed; returns the status.
-#[pyfunction(name = "cudaEventSynchronize")]
-pub fn cuda_event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
+/// Waits (with the GIL released) until `event` has completed.
+#[pyfunction]
+pub fn event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> CallResult<()> {
     let event = event.get().event()?;
-    let result = super::stream::wait_until_done(py, || event.query())?;
-    CudaStatus::from_result(&result).map(Status)
+    super::stream::wait_until_done(py, || event.query())
 }
 
-/// cudaSuccess when `event` has completed, cudaErrorNotReady (600) while work before it is
-/// pending; never waits.
-#[pyfunction(name = "cudaEventQuery")]
-pub fn cuda_event_query(event: &Bound<'_, CudaEvent>) -> PyResult<Status> {
-    let status = match event.get().event()?.query() {
-        Ok(true) => Ok(CudaStatus::SUCCESS),
-        Ok(false) => Ok(CudaStatus::from_code(runtime::error::CUDA_ERROR_NOT_READY)),
-        Err(e) => CudaStatus::from_result::<()>(&Err(e)),
-    };
-    status.map(Status)
+/// Whether `event` has completed; never waits.
+#[pyfunction]
+pub fn event_query(event: &Bound<'_, CudaEvent>) -> CallResult<bool> {
+    Ok(event.get().event()?.query()?)
 }
 
-/// (milliseconds, status) between two recorded events.
-#[pyfunction(name = "cudaEventElapsedTime")]
-pub fn cuda_event_elapsed_time(
-    start: &Bound<'_, CudaEvent>,
-    end: &Bound<'_, CudaEvent>,
-) -> PyResult<(f32, CudaStatus)> {
-    let result = start.get().event()?.elapsed_ms(&*end.get().event()?);
-    Ok((*result.as_ref().unwrap_or(&0.0), CudaStatus::from_result(&result)?))
+/// Milliseconds between two recorded events.
+#[pyfunction]
+pub fn event_elapsed_time(start: &Bound<'_, CudaEvent>, end: &Bound<'_, CudaEvent>) -> CallResult<f32> {
+    Ok(start.get().event()?.elapsed_ms(&*end.get().event()?)?)
 }
 
-/// Destroys `event` now (it is also destroyed with the object); returns the status.
-#[pyfunction(name = "cudaEventDestroy")]
-pub fn cuda_event_destroy(event: &Bound<'_, CudaEvent>) -> PyResult<CudaStatus> {
+/// Destroys `event` now, as `close()` does, but raises if it was already closed.
+pub fn event_destroy(event: &Bound<'_, CudaEvent>) -> CallResult<()> {
     let e = event.get();
     e.event()?;
-    CudaStatus::from_result(&e.destroy())
+    Ok(e.destroy()?)
 }
 
 /// Makes work queued on `stream` after this call wait until `event` completes, without
-/// blocking the host (flags must be 0); returns the status.
-#[pyfunction(name = "cudaStreamWaitEvent")]
+/// blocking the host (flags must be 0).
+#[pyfunction]
 #[pyo3(signature = (stream, event, flags = 0))]
-pub fn cuda_stream_wait_event(
+pub fn stream_wait_event(
     stream: Option<&Bound<'_, CudaStream>>,
     event: &Bound<'_, CudaEvent>,
     flags: u32,
-) -> PyResult<CudaStatus> {
+) -> CallResult<()> {
     if flags != 0 {
-        return Err(Error::InvalidArgument(format!("cudaStreamWaitEvent flags must be 0, not {flags}")).into());
+        return Err(
+            PyErr::from(Error::InvalidArgument(format!("stream_wait_event flags must be 0, not {flags}"))).into()
+        );
     }
     let b = backend()?;
-    CudaStatus::from_result(&b.stream_wait_event(stream_handle(stream)?, event.get().event()?.handle()))
+    Ok(b.stream_wait_event(stream_handle(stream)?, event.get().event()?.handle())?)
 }

@@ -19,16 +19,16 @@ pub fn mem_get_ipc_handle<'py>(py: Python<'py>, devptr: &Bound<'py, PyAny>) -> P
     let (ptr, _) = device_address(devptr)?;
     let handle = backend()?.ipc_get_mem_handle(ptr).map_err(|e| match e {
         // The driver answers with a bare code; the likely cause is memory from the pool.
-        Error::Api { code, backend } => Error::Detailed {
+        Error::Api { code, backend, detail: None } => Error::detailed(
             code,
             backend,
-            detail: format!(
+            format!(
                 "cannot export 0x{ptr:x}: only memory from mem_alloc (cuMemAlloc) can be shared between \
                  processes; memory from the stream-ordered pool (pool_alloc, GPUArray's default allocator) \
                  cannot. Allocate what you share with mem_alloc, e.g. \
                  GPUArray(shape, dtype, allocator=pygpu.mem_alloc)"
             ),
-        },
+        ),
         other => other,
     })?;
     Ok(PyBytes::new(py, &handle))

@@ -12,9 +12,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
 
+use super::array_storage::Storage;
 use super::buffer::HostView;
 use super::kernel_signature::ParamKind;
-use super::memory::{gpuarray_type, DeviceAllocation};
+use super::memory::DeviceAllocation;
 use crate::runtime::KernelArgs;
 
 static NUMPY_GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -105,22 +106,10 @@ fn numpy_subclass_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<ParamKind>> {
     })
 }
 
-/// The device address of element 0 of a `pygpu.gpuarray.GPUArray`, read from its allocation
-/// and offset (what its `ptr` property computes); None for other objects. A freed
-/// allocation raises.
+/// The device address of element 0 of a GPUArray (an `ArrayStorage`), read from its storage;
+/// None for other objects. A freed allocation raises.
 fn gpuarray_ptr(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    let py = obj.py();
-    let Some(ty) = gpuarray_type(py)? else { return Ok(None) };
-    if !obj.is_instance(ty)? {
-        return Ok(None);
-    }
-    let alloc = obj.getattr(pyo3::intern!(py, "_alloc"))?;
-    let base = match alloc.cast::<DeviceAllocation>() {
-        Ok(a) => a.get().live_ptr()?,
-        Err(_) => return Ok(Some(obj.getattr(pyo3::intern!(py, "ptr"))?.extract::<u64>()?)),
-    };
-    let offset: i64 = obj.getattr(pyo3::intern!(py, "_offset"))?.extract()?;
-    Ok(Some(base.wrapping_add_signed(offset)))
+    Storage::of(obj).map(|storage| storage.device_pointer()).transpose()
 }
 
 /// Packs one argument of an unprepared call.

@@ -1,5 +1,5 @@
 //! A kernel's parameters as its C declaration gives them (read from the source by
-//! `pygpu._kernel_declarations`), and what a plain call does with them: a Python number becomes
+//! `pygpu._toolchain.kernel_declarations`), and what a plain call does with them: a Python number becomes
 //! the parameter's C type (out of range raises), an array whose dtype is not the pointer's
 //! element type is refused naming the parameter, a struct by value must have the declared
 //! size, and arguments may be passed by the parameters' names.
@@ -9,6 +9,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyString, PyTuple};
 
+use super::array_storage::Storage;
 use super::errors::{must_propagate, warn_kernel_argument};
 use super::kernel_args::{by_value_ndarray, numpy_scalar_kind, pack_any, pack_numpy_scalar, pack_struct, pointer_of};
 use super::kernel_signature::ParamKind;
@@ -178,7 +179,7 @@ pub(super) struct Declaration {
     pub(super) parameters: Py<PyTuple>,
 }
 
-/// One parameter as `pygpu._kernel_declarations` describes it.
+/// One parameter as `pygpu._toolchain.kernel_declarations` describes it.
 pub(super) type Described = (Option<String>, String, String, usize, usize, Option<(String, usize, usize)>);
 
 impl Declaration {
@@ -337,11 +338,14 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
 }
 
-/// numpy dtype (kind, itemsize) of an array-like argument, where it has a numpy `dtype`.
-fn array_dtype(obj: &Bound<'_, PyAny>) -> PyResult<Option<(u8, usize, String)>> {
+/// The numpy dtype of an array-like argument, where it has one (a GPUArray's, read from its
+/// storage).
+fn array_dtype<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyArrayDescr>>> {
+    if let Some(storage) = Storage::of(obj) {
+        return Ok(storage.dtype());
+    }
     let Some(dtype) = obj.getattr_opt(pyo3::intern!(obj.py(), "dtype"))? else { return Ok(None) };
-    let Ok(descr) = dtype.cast::<PyArrayDescr>() else { return Ok(None) };
-    Ok(Some((descr.kind(), descr.itemsize(), descr.to_string())))
+    Ok(dtype.cast_into::<PyArrayDescr>().ok())
 }
 
 impl Call<'_> {
@@ -356,10 +360,11 @@ impl Call<'_> {
     /// Refuses an array whose elements are not of the pointer's element type, and warns where
     /// they only have its size.
     fn check_elements(&self, lane: Lane, lanes: usize, array: &Bound<'_, PyAny>) -> PyResult<()> {
-        let Some((kind, itemsize, dtype)) = array_dtype(array)? else { return Ok(()) };
+        let Some(dtype) = array_dtype(array)? else { return Ok(()) };
         let wanted =
             || lane.dtype_name().map_or(String::new(), |d| format!("an array of {d}, e.g. a.astype(numpy.{d}),"));
-        match lane.reads(lanes, kind, itemsize) {
+        // The dtype is formatted (a Python call) only for a message: a matching array costs none.
+        match lane.reads(lanes, dtype.kind(), dtype.itemsize()) {
             Elements::Match => Ok(()),
             Elements::Reinterpreted => warn_kernel_argument(
                 array.py(),
@@ -389,6 +394,10 @@ impl Call<'_> {
         let py = obj.py();
         if let Ok(a) = obj.cast::<DeviceAllocation>() {
             return Ok(args.push(a.get().live_ptr()?)?);
+        }
+        if let Some(storage) = Storage::of(obj) {
+            self.check_elements(lane, lanes, obj)?;
+            return Ok(args.push(storage.device_pointer()?)?);
         }
         // An address (PyCUDA code passes `int(a.gpudata)` or numpy.intp(a.gpudata)).
         if obj.is_exact_instance_of::<PyInt>() {
@@ -466,7 +475,7 @@ impl Call<'_> {
                 let is_complex = obj.is_instance_of::<PyComplex>()
                     || match numpy_kind {
                         Some(Some(kind)) => matches!(kind, ParamKind::C64 | ParamKind::C128),
-                        Some(None) => array_dtype(obj)?.is_some_and(|(kind, ..)| kind == b'c'),
+                        Some(None) => array_dtype(obj)?.is_some_and(|dtype| dtype.kind() == b'c'),
                         None => false,
                     };
                 if is_complex {

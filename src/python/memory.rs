@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyInt, PyType};
+use pyo3::types::PyInt;
 
+use super::array_storage::Storage;
 use super::buffer::{fill_byte_view, release_byte_view, HostView};
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
@@ -28,13 +28,7 @@ fn out_of_memory_context(error: Error, bytes: usize) -> Error {
         Err(_) => "free memory unknown".to_string(),
     };
     let context = format!("asked for {} ({bytes} bytes); the device has {free}", human_bytes(bytes));
-    match error {
-        Error::Api { code, backend } => Error::Detailed { code, backend, detail: context },
-        Error::Detailed { code, backend, detail } => {
-            Error::Detailed { code, backend, detail: format!("{detail}\n{context}") }
-        }
-        other => other,
-    }
+    error.with_detail(context)
 }
 
 fn human_bytes(bytes: usize) -> String {
@@ -284,8 +278,10 @@ pub fn device_address(obj: &Bound<'_, PyAny>) -> PyResult<(DevicePtr, Option<usi
     if let Ok(value) = obj.cast::<PyInt>() {
         return value.extract::<u64>().map(|v| (v, None)).map_err(|_| not_an_address(value.as_any()));
     }
-    if let Some(span) = gpuarray_span(obj)? {
-        return Ok(span);
+    // A GPUArray: its storage's address and bytes (one span: a contiguous array only).
+    if let Some(storage) = Storage::of(obj) {
+        let (ptr, bytes) = storage.contiguous_span()?;
+        return Ok((ptr, Some(bytes)));
     }
     // SAFETY: obj is a live object; PyNumber_Index returns a new reference or NULL with an error set.
     let index = unsafe { Bound::from_owned_ptr_or_err(obj.py(), ffi::PyNumber_Index(obj.as_ptr())) };
@@ -306,41 +302,6 @@ fn not_an_address(value: &Bound<'_, PyAny>) -> PyErr {
         "a device address must be a non-negative 64-bit integer, got {}",
         value.repr().map(|r| r.to_string()).unwrap_or_default()
     ))
-}
-
-static GPUARRAY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-
-/// `pygpu.gpuarray.GPUArray` once that module was imported (None before: then no object is
-/// one), without importing it.
-pub(super) fn gpuarray_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
-    if GPUARRAY_TYPE.get(py).is_none() {
-        let Ok(module) = py.import("sys")?.getattr("modules")?.get_item("pygpu.gpuarray._core") else {
-            return Ok(None);
-        };
-        let ty = module.getattr("GPUArray")?.cast_into::<PyType>()?;
-        // Another thread may have set it first: the same type either way.
-        let _ = GPUARRAY_TYPE.set(py, ty.unbind());
-    }
-    Ok(GPUARRAY_TYPE.get(py).map(|ty| ty.bind(py)))
-}
-
-/// For a pygpu GPUArray: (`.ptr`, `.nbytes`); it must be contiguous, since the copy calls
-/// take its bytes as one span. None for any other object.
-fn gpuarray_span(obj: &Bound<'_, PyAny>) -> PyResult<Option<(DevicePtr, Option<usize>)>> {
-    let Some(gpuarray) = gpuarray_type(obj.py())? else { return Ok(None) };
-    if !obj.is_instance(gpuarray)? {
-        return Ok(None);
-    }
-    let flags = obj.getattr("flags")?;
-    if !(flags.getattr("c_contiguous")?.is_truthy()? || flags.getattr("f_contiguous")?.is_truthy()?) {
-        return Err(Error::InvalidArgument(
-            "a non-contiguous GPUArray is not one span of device memory: pass a contiguous one \
-             (a.copy()) or use its methods (get, set)"
-                .to_string(),
-        )
-        .into());
-    }
-    Ok(Some((obj.getattr("ptr")?.extract::<u64>()?, Some(obj.getattr("nbytes")?.extract::<usize>()?))))
 }
 
 fn check_fits(what: &str, bytes: usize, capacity: Option<usize>) -> PyResult<()> {
@@ -409,7 +370,7 @@ pub fn host_span_is_mapped(ptr: u64, nbytes: u64) -> Option<bool> {
 
 /// (free, total) bytes of the current device.
 #[pyfunction]
-pub fn mem_get_info() -> PyResult<(usize, usize)> {
+pub fn mem_get_info() -> super::errors::CallResult<(usize, usize)> {
     Ok(backend()?.mem_get_info()?)
 }
 

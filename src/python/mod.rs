@@ -3,13 +3,16 @@
 //!
 //! Inside, dependencies point one way, from the foundations up:
 //! `errors`, `releasable`, `buffer`, `dtypes` (no binding classes) <- `stream` (streams and
-//! the graphs they capture) <- `event`, `memory` <- `kernel_signature`, `kernel_args` <-
+//! the graphs they capture) <- `event`, `memory` with `array_storage` (GPUArray's compiled base:
+//! its allocation and layout, which copies and launches read) <- `kernel_signature`, `kernel_args` <-
 //! `module` <- `prepared_call`; `device`, `interop`, `compiler` and the typed classes `array`,
-//! `ptr_wrapper` sit on top.
+//! `ptr_wrapper` sit on top, and `status_api` (PyGPU's status-returning names) over the calls.
 
 pub mod array;
+pub mod array_storage;
 pub mod buffer;
 pub mod bundled_sources;
+pub mod capabilities;
 pub mod compiler;
 pub mod device;
 pub mod device_memory_pool;
@@ -32,4 +35,5 @@ pub mod pitched_copy;
 pub mod prepared_call;
 pub mod ptr_wrapper;
 pub mod releasable;
+pub mod status_api;
 pub mod stream;

@@ -128,7 +128,7 @@ impl Module {
     }
 
     /// Gives the module a way to find its kernels' declarations: `lookup(name)` returns a
-    /// kernel's parameters as `pygpu._kernel_declarations` describes them, or None.
+    /// kernel's parameters as `pygpu._toolchain.kernel_declarations` describes them, or None.
     fn _set_declarations(&self, lookup: Py<PyAny>) {
         self.declarations.store(Some(Arc::new(lookup)));
     }
@@ -181,7 +181,7 @@ impl Function {
 
     /// Says which launch failed and, where it explains the failure, the kernel's limits.
     fn launch_error(&self, error: Error, config: &LaunchConfig) -> Error {
-        let Error::Api { code, backend } = error else { return error };
+        let Error::Api { code, backend, detail: None } = error else { return error };
         let threads: u64 = config.block.iter().map(|&d| u64::from(d)).product();
         let mut detail = format!(
             "launching {} with grid {:?}, block {:?}, {} bytes of shared memory",
@@ -205,7 +205,7 @@ impl Function {
                 self.function.context().device()
             );
         }
-        Error::Detailed { code, backend, detail }
+        Error::detailed(code, backend, detail)
     }
 
     /// Refuses an argument list that does not match the kernel's parameters, which would
@@ -215,10 +215,10 @@ impl Function {
         if expected.as_slice() == args.sizes() {
             return Ok(());
         }
-        Err(Error::Detailed {
-            code: crate::runtime::error::CUDA_ERROR_INVALID_VALUE,
-            backend: self.function.context().kind(),
-            detail: format!(
+        Err(Error::detailed(
+            crate::runtime::error::CUDA_ERROR_INVALID_VALUE,
+            self.function.context().kind(),
+            format!(
                 "{} takes {} arguments of {:?} bytes, but was given {} of {:?} bytes \
                  (pointers are 8 bytes; pass numpy.int32/float64/... scalars of the kernel's types)",
                 self.function.name(),
@@ -227,7 +227,7 @@ impl Function {
                 args.len(),
                 args.sizes()
             ),
-        }
+        )
         .into())
     }
 
@@ -419,7 +419,7 @@ impl Function {
         Ok(Some(PyTuple::new(py, sized)?.unbind()))
     }
 
-    /// Gives the kernel's declared parameters, as `pygpu._kernel_declarations` reads them from
+    /// Gives the kernel's declared parameters, as `pygpu._toolchain.kernel_declarations` reads them from
     /// its source; False (and nothing changes) where they disagree with the sizes the backend
     /// reports for the loaded kernel.
     fn _declare(&self, py: Python<'_>, described: Vec<super::kernel_declaration::Described>) -> PyResult<bool> {

@@ -79,7 +79,7 @@ impl PageLockedMemoryPool {
         let dims = dimensions(shape)?;
         // The shared check: recycled bytes must never be handed out as PyObject pointers.
         let dtype = RAW_MEMORY_DTYPE
-            .import(py, "pygpu._pinned", "raw_memory_dtype")?
+            .import(py, "pygpu._driver.pinned", "raw_memory_dtype")?
             .call1((dtype, "PageLockedMemoryPool.allocate"))?;
         let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
         let size = dims

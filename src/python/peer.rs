@@ -1,10 +1,10 @@
-//! Several devices in one process, with the CUDA runtime's names: peer access between the
-//! current device and another, and copies between devices. Like PyGPU's calls they return
-//! the status object; `pygpu.driver` raises (`memcpy_peer`, `Context.enable_peer_access`).
+//! Several devices in one process: peer access between the current device and another, and
+//! copies between devices. These calls raise; `status_api` gives PyGPU's status-returning
+//! names (`cudaMemcpyPeer`, ...) over them.
 
 use pyo3::prelude::*;
 
-use super::errors::{CudaStatus, Status};
+use super::errors::CallResult;
 use super::memory::{byte_count, device_address, DeviceAllocation};
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::{backend, Error, PeerCopy};
@@ -13,36 +13,36 @@ use crate::runtime::{backend, Error, PeerCopy};
 const RELEASE_GIL_BYTES: usize = 1 << 20;
 
 /// Lets the current device address `peer_device`'s memory directly (flags must be 0).
-#[pyfunction(name = "cudaDeviceEnablePeerAccess")]
+#[pyfunction]
 #[pyo3(signature = (peer_device, flags = 0))]
-pub fn cuda_device_enable_peer_access(peer_device: i32, flags: u32) -> PyResult<Status> {
-    CudaStatus::from_result(&backend()?.enable_peer_access(peer_device, flags)).map(Status)
+pub fn device_enable_peer_access(peer_device: i32, flags: u32) -> CallResult<()> {
+    Ok(backend()?.peer_access()?.enable_peer_access(peer_device, flags)?)
 }
 
 /// Stops the current device addressing `peer_device`'s memory directly (undoes
-/// cudaDeviceEnablePeerAccess); returns the status.
-#[pyfunction(name = "cudaDeviceDisablePeerAccess")]
-pub fn cuda_device_disable_peer_access(peer_device: i32) -> PyResult<Status> {
-    CudaStatus::from_result(&backend()?.disable_peer_access(peer_device)).map(Status)
+/// device_enable_peer_access).
+#[pyfunction]
+pub fn device_disable_peer_access(peer_device: i32) -> CallResult<()> {
+    Ok(backend()?.peer_access()?.disable_peer_access(peer_device)?)
 }
 
 /// Copies `count` bytes from `src` on `src_device` to `dst` on `dst_device`, waiting for it.
-#[pyfunction(name = "cudaMemcpyPeer")]
-pub fn cuda_memcpy_peer(
+#[pyfunction]
+pub fn memcpy_peer(
     py: Python<'_>,
     dst: &Bound<'_, PyAny>,
     dst_device: i32,
     src: &Bound<'_, PyAny>,
     src_device: i32,
     count: isize,
-) -> PyResult<Status> {
+) -> CallResult<()> {
     peer_copy(py, dst, dst_device, src, src_device, count, None)
 }
 
 /// The same, ordered on `stream` (of the current device; None: the legacy default stream).
-#[pyfunction(name = "cudaMemcpyPeerAsync")]
+#[pyfunction]
 #[pyo3(signature = (dst, dst_device, src, src_device, count, stream = None))]
-pub fn cuda_memcpy_peer_async(
+pub fn memcpy_peer_async(
     py: Python<'_>,
     dst: &Bound<'_, PyAny>,
     dst_device: i32,
@@ -50,7 +50,7 @@ pub fn cuda_memcpy_peer_async(
     src_device: i32,
     count: isize,
     stream: Option<&Bound<'_, CudaStream>>,
-) -> PyResult<Status> {
+) -> CallResult<()> {
     let stream = Some(stream_handle(stream)?);
     peer_copy(py, dst, dst_device, src, src_device, count, stream)
 }
@@ -84,13 +84,12 @@ fn peer_copy(
     src_device: i32,
     count: isize,
     stream: Option<crate::runtime::StreamHandle>,
-) -> PyResult<Status> {
+) -> CallResult<()> {
     let bytes = byte_count(count)?;
     let dst_ptr = check_side("destination", dst, dst_device, bytes)?;
     let src_ptr = check_side("source", src, src_device, bytes)?;
-    let b = backend()?;
+    let peers = backend()?.peer_access()?;
     let peer = PeerCopy { dst: dst_ptr, dst_device, src: src_ptr, src_device, bytes };
-    let copy = move || b.memcpy_peer(&peer, stream);
-    let result = if stream.is_none() && bytes >= RELEASE_GIL_BYTES { py.detach(copy) } else { copy() };
-    CudaStatus::from_result(&result).map(Status)
+    let copy = move || peers.memcpy_peer(&peer, stream);
+    Ok(if stream.is_none() && bytes >= RELEASE_GIL_BYTES { py.detach(copy) } else { copy() }?)
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use super::errors::{CudaStatus, Status};
+use super::errors::CallResult;
 use super::releasable::Releasable;
 use crate::runtime::{self, Context, Stream, StreamHandle};
 
@@ -181,18 +181,15 @@ impl CudaStream {
 /// Waits until `done` says so: first without releasing the GIL (an idle stream costs one
 /// query), then with the GIL released, spinning briefly and then sleeping, and checking
 /// every few milliseconds for Ctrl-C, which ends the wait with KeyboardInterrupt.
-/// The outer result is Python's (an interrupt), the inner the backend's.
-pub fn wait_until_done<F>(py: Python<'_>, done: F) -> PyResult<crate::runtime::Result<()>>
+pub fn wait_until_done<F>(py: Python<'_>, done: F) -> CallResult<()>
 where
     F: Fn() -> crate::runtime::Result<bool> + Sync,
 {
-    match done() {
-        Ok(true) => return Ok(Ok(())),
-        Ok(false) => {}
-        Err(e) => return Ok(Err(e)),
+    if done()? {
+        return Ok(());
     }
     loop {
-        let finished = py.detach(|| {
+        let finished: crate::runtime::Result<bool> = py.detach(|| {
             let start = std::time::Instant::now();
             loop {
                 if done()? {
@@ -209,44 +206,35 @@ where
                 }
             }
         });
-        match finished {
-            Ok(true) => return Ok(Ok(())),
-            Ok(false) => py.check_signals()?,
-            Err(e) => return Ok(Err(e)),
+        if finished? {
+            return Ok(());
         }
+        py.check_signals()?;
     }
 }
 
-/// Waits for the stream's work; see `wait_until_done`.
-#[pyfunction(name = "cudaStreamSynchronize")]
+/// Waits for the work queued on `stream` (None: the default stream); see `wait_until_done`.
+#[pyfunction]
 #[pyo3(signature = (stream = None))]
-pub fn cuda_stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
+pub fn stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> CallResult<()> {
     let b = runtime::backend()?;
     let h = stream_handle(stream)?;
-    let result = wait_until_done(py, || b.stream_query(h))?;
-    CudaStatus::from_result(&result).map(Status)
+    wait_until_done(py, || b.stream_query(h))
 }
 
-/// cudaSuccess when the stream is idle, cudaErrorNotReady (600) while work is pending.
-#[pyfunction(name = "cudaStreamQuery")]
+/// Whether the work queued on `stream` (None: the default stream) is done; never waits.
+#[pyfunction]
 #[pyo3(signature = (stream = None))]
-pub fn cuda_stream_query(stream: Option<&Bound<'_, CudaStream>>) -> PyResult<Status> {
+pub fn stream_query(stream: Option<&Bound<'_, CudaStream>>) -> CallResult<bool> {
     let b = runtime::backend()?;
-    let status = match b.stream_query(stream_handle(stream)?) {
-        Ok(true) => Ok(CudaStatus::SUCCESS),
-        Ok(false) => Ok(CudaStatus::from_code(runtime::error::CUDA_ERROR_NOT_READY)),
-        Err(e) => CudaStatus::from_result::<()>(&Err(e)),
-    };
-    status.map(Status)
+    Ok(b.stream_query(stream_handle(stream)?)?)
 }
 
-/// Destroys `stream` now (work queued on it still completes; it is also destroyed with the
-/// object); returns the status.
-#[pyfunction(name = "cudaStreamDestroy")]
-pub fn cuda_stream_destroy(stream: &Bound<'_, CudaStream>) -> PyResult<CudaStatus> {
+/// Destroys `stream` now, as `close()` does, but raises if it was already closed.
+pub fn stream_destroy(stream: &Bound<'_, CudaStream>) -> CallResult<()> {
     let s = stream.get();
     s.handle()?;
-    CudaStatus::from_result(&s.destroy())
+    Ok(s.destroy()?)
 }
 
 /// A graph recorded by stream capture (`cudaStream_t.end_capture()`); a thin wrapper over

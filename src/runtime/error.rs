@@ -8,11 +8,9 @@ use super::BackendKind;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// A backend API returned a non-zero status.
-    Api { code: i32, backend: BackendKind },
-    /// A backend API failed and we know more than its code: a JIT log, the name looked
-    /// for, the launch configuration.
-    Detailed { code: i32, backend: BackendKind, detail: String },
+    /// A backend API returned a non-zero status; `detail` is what we know beyond the code,
+    /// where we know more: a JIT log, the name looked for, the launch configuration.
+    Api { code: i32, backend: BackendKind, detail: Option<String> },
     /// No usable backend: the driver library is missing, too old, or not compiled in.
     Unavailable(String),
     /// The caller passed something the API cannot act on; the text says what to change.
@@ -23,13 +21,29 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn api(code: i32, backend: BackendKind) -> Self {
-        Error::Api { code, backend }
+        Error::Api { code, backend, detail: None }
+    }
+
+    pub fn detailed(code: i32, backend: BackendKind, detail: impl Into<String>) -> Self {
+        Error::Api { code, backend, detail: Some(detail.into()) }
+    }
+
+    /// This error with `more` added to what it says (a status code's error only; the others
+    /// already say everything in their text).
+    pub fn with_detail(self, more: String) -> Self {
+        match self {
+            Error::Api { code, backend, detail: None } => Error::detailed(code, backend, more),
+            Error::Api { code, backend, detail: Some(detail) } => {
+                Error::detailed(code, backend, format!("{detail}\n{more}"))
+            }
+            other => other,
+        }
     }
 
     /// The status code as the runtime API reports it (0 is success).
     pub fn code(&self) -> i32 {
         match self {
-            Error::Api { code, .. } | Error::Detailed { code, .. } => *code,
+            Error::Api { code, .. } => *code,
             Error::Unavailable(_) => CUDA_ERROR_INSUFFICIENT_DRIVER,
             Error::InvalidArgument(_) => CUDA_ERROR_INVALID_VALUE,
         }
@@ -39,18 +53,13 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Api { code, backend } => {
-                write!(f, "{} ({}): {}", error_name(*backend, *code), code, error_string(*backend, *code))
+            Error::Api { code, backend, detail } => {
+                write!(f, "{} ({}): {}", error_name(*backend, *code), code, error_string(*backend, *code))?;
+                match detail.as_deref() {
+                    Some(detail) if !detail.is_empty() => write!(f, "\n{detail}"),
+                    _ => Ok(()),
+                }
             }
-            Error::Detailed { code, backend, detail } => write!(
-                f,
-                "{} ({}): {}{}{}",
-                error_name(*backend, *code),
-                code,
-                error_string(*backend, *code),
-                if detail.is_empty() { "" } else { "\n" },
-                detail
-            ),
             Error::Unavailable(msg) | Error::InvalidArgument(msg) => f.write_str(msg),
         }
     }
@@ -66,7 +75,7 @@ macro_rules! error_codes {
         /// The CUDA runtime's names and messages (driver_types.h). The driver API uses the same
         /// numbers for these, so a driver status maps onto a runtime name directly; the host
         /// backend reports the same codes, and HIP numbers its common ones alike.
-        const CUDA_ERRORS: &[(i32, &str, &str)] = &[$(($code, $name, $message),)*];
+        pub const CUDA_ERRORS: &[(i32, &str, &str)] = &[$(($code, $name, $message),)*];
     };
 }
 

@@ -16,10 +16,12 @@ const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 /// Refuses an ELF image (host kernels library, cubin, HSACO) or a fatbin whose headers or
 /// contents reach past its end. Other images (PTX text) are the loader's to check.
 pub fn check_fits(image: &[u8], backend: BackendKind) -> Result<()> {
-    let damaged = |what: String| Error::Detailed {
-        code: CUDA_ERROR_INVALID_KERNEL_IMAGE,
-        backend,
-        detail: format!("this code object is damaged or truncated ({} bytes): {what}", image.len()),
+    let damaged = |what: String| {
+        Error::detailed(
+            CUDA_ERROR_INVALID_KERNEL_IMAGE,
+            backend,
+            format!("this code object is damaged or truncated ({} bytes): {what}", image.len()),
+        )
     };
     if image.starts_with(ELF_MAGIC) {
         return match image.get(4) {

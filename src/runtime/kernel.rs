@@ -26,6 +26,23 @@ pub enum FunctionAttribute {
     BinaryVersion = 6,
 }
 
+impl FunctionAttribute {
+    /// The typed attribute for a `CUfunction_attribute` number, where it is one of these.
+    pub(crate) fn from_raw(attribute: i32) -> Option<Self> {
+        [
+            Self::MaxThreadsPerBlock,
+            Self::SharedSizeBytes,
+            Self::ConstSizeBytes,
+            Self::LocalSizeBytes,
+            Self::NumRegs,
+            Self::PtxVersion,
+            Self::BinaryVersion,
+        ]
+        .into_iter()
+        .find(|a| *a as i32 == attribute)
+    }
+}
+
 /// The most bytes one kernel argument may have: CUDA's and HIP's 4 KiB of kernel parameters.
 pub const MAX_ARGUMENT_BYTES: usize = 4096;
 

@@ -1,6 +1,6 @@
 //! A loaded code object and its kernels. A `Function` holds its `Module` through an `Arc`,
 //! so the code stays loaded while any of its kernels can be launched (and while a graph
-//! that captured one of them lives: see `Stream::end_capture`).
+//! that captured one of them lives: see graph.rs).
 
 use std::sync::Arc;
 
@@ -109,7 +109,7 @@ impl Function {
                 self.name
             )));
         }
-        stream.keep_while_captured(&self.module, args);
+        stream.note_captured_launch(&self.module, args);
         // SAFETY: forwarded from this function's contract; the module is held by `self`, and
         // its context is current (check_current_device).
         unsafe { self.context().backend().launch_kernel(self.handle, config, stream.handle(), args) }

@@ -3,7 +3,7 @@
 //!
 //! A cuMemAlloc/cuMemFree pair per result costs more than a small kernel, and cuMemFree
 //! waits for the device, so launches could not queue ahead. The backends keep the cache
-//! (`Backend::pool_malloc`/`pool_free`: CUDA's stream-ordered default memory pool, a
+//! (`PooledMemory::pool_malloc`/`pool_free`: CUDA's stream-ordered default memory pool, a
 //! size-class cache on the host backend); this layer adds what is common: the byte
 //! count in use, a limit, out-of-memory handling (trim the cache, retry once) and the
 //! `PYGPU_MEMORY_POOL=0` switch that turns pooling off (for compute-sanitizer).
@@ -12,7 +12,7 @@
 //! blocking stream synchronises with, so a block is reused only after the work queued
 //! before its free. Work on a non-blocking or another library's stream is not ordered by
 //! it: once such a stream exists the CUDA backend waits for the device before each pooled
-//! free (`Backend::pool_note_unordered_stream`), as cuMemFree always does.
+//! free (`PooledMemory::pool_note_unordered_stream`), as cuMemFree always does.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -102,14 +102,16 @@ impl MemoryPool {
                 used.checked_add(bytes).filter(|total| *total <= limit)
             })
             .map(|_| ())
-            .map_err(|used| Error::Detailed {
-                code: CUDA_ERROR_MEMORY_ALLOCATION,
-                backend: backend.kind(),
-                detail: format!(
-                    "allocating {bytes} bytes would pass the memory pool's limit of {limit} bytes \
+            .map_err(|used| {
+                Error::detailed(
+                    CUDA_ERROR_MEMORY_ALLOCATION,
+                    backend.kind(),
+                    format!(
+                        "allocating {bytes} bytes would pass the memory pool's limit of {limit} bytes \
                      ({used} bytes in use): free arrays, or raise the limit with \
                      pygpu.get_default_memory_pool().set_limit(nbytes) (0 for no limit)"
-                ),
+                    ),
+                )
             })
     }
 

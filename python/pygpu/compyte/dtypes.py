@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from pygpu import tools as _tools
+from pygpu._driver import c_types as _c_types
+from pygpu._kernelgen import arguments as _arguments
+from pygpu.errors import TypeNameNotKnown
 
 __all__ = [
     "TYPE_REGISTRY",
@@ -26,11 +28,6 @@ __all__ = [
 ]
 
 
-class TypeNameNotKnown(RuntimeError, ValueError):
-    """A C type name no dtype is registered under (PyCUDA's class is a RuntimeError; this one is
-    also the ValueError that :func:`pygpu.tools.get_or_register_dtype` raises)."""
-
-
 class DTypeRegistry:
     """PyCUDA's registry object. Every instance is a view of pygpu's one registry (pygpu's
     kernels and argument parsing consult only that one), so registering through any instance
@@ -40,7 +37,7 @@ class DTypeRegistry:
         """The dtype registered under the C name(s) ``c_names``; with ``dtype``, registers it
         under those names first. Unknown names without ``dtype`` raise :class:`TypeNameNotKnown`."""
         try:
-            return _tools.get_or_register_dtype(c_names, dtype)
+            return _c_types.get_or_register_dtype(c_names, dtype)
         except ValueError as e:
             if dtype is None:
                 raise TypeNameNotKnown(str(e)) from e
@@ -49,11 +46,11 @@ class DTypeRegistry:
     def dtype_to_ctype(self, dtype: Any) -> str:
         """The C name of ``dtype`` (``"float"``, ``"unsigned int"``, a registered struct's name);
         ValueError for a dtype nothing is registered for."""
-        return _tools.dtype_to_ctype(dtype)
+        return _c_types.dtype_to_ctype(dtype)
 
     def register_dtype(self, dtype: Any, c_names: str | list[str], alias_ok: bool = False) -> None:
         """The older spelling: registers ``dtype`` under ``c_names``."""
-        _tools.register_dtype(dtype, c_names, alias_ok)
+        _c_types.register_dtype(dtype, c_names, alias_ok)
 
 
 #: The registry (PyCUDA's module-level instance; pygpu has only the one).
@@ -89,6 +86,6 @@ def parse_c_arg_backend(c_arg: str, scalar_arg_factory: Any, vec_arg_factory: An
     otherwise. ``name_to_dtype`` (a C name to dtype function) is accepted and unused: pygpu's
     registry resolves the names."""
     del name_to_dtype
-    parsed = _tools.parse_c_arg(c_arg)
-    factory = vec_arg_factory if isinstance(parsed, _tools.VectorArg) else scalar_arg_factory
+    parsed = _arguments.parse_c_arg(c_arg)
+    factory = vec_arg_factory if isinstance(parsed, _arguments.VectorArg) else scalar_arg_factory
     return factory(parsed.dtype, parsed.name)

@@ -9,22 +9,25 @@ Ordering: every allocation remembers the stream of its last write (``_ordering``
 pygpu's own operations on another stream wait for it with an event, and exports tell
 consumers about it (``__cuda_array_interface__['stream']``, ``__dlpack__(stream=...)``).
 
-Modules, one per concept: ``_core`` (the array, views), ``_transfer`` (copies),
-``_ordering`` (streams), ``_interop`` (CAI/DLPack), ``_creation`` (new arrays),
-``_layout`` (strides), ``_dtypes`` (the dtype table), ``_platform`` (what differs per
-backend), ``_elementwise`` (launching the bundled kernels), ``_arithmetic`` (operators and
-elementwise methods), ``_functions`` (elementwise module functions), ``_reductions`` (sum,
-dot, min, max...), ``_array_functions`` (arange, concatenate, take... on the device).
+Modules, one per concept, in floors that import only downwards (pyproject.toml's
+``gpuarray-floors`` contract): ``_dtypes`` (the dtype table), ``_layout`` (strides),
+``_indexing`` (basic indexing), ``_ordering`` (streams); ``_storage`` (the array's fields over the
+compiled ``ArrayStorage``, and how views and results are made: the subclass contract);
+``_bundled`` and ``_elementwise`` (launching the bundled kernels); the mixins ``_arithmetic``
+(operators and elementwise methods), ``_transfer`` (copies), ``_interop`` (CAI/DLPack exports),
+``_reductions`` (sum, dot, min, max...), ``_launch_helpers``; ``_core`` (composes the class, its
+views); and the functions over it: ``_creation`` (new arrays), ``_importing`` (``asarray``,
+``from_dlpack``), ``_functions`` (elementwise module functions), ``_array_functions`` (arange,
+concatenate, take... on the device), ``_pycuda_private``.
 
 Use as ``import pygpu as gpuarray`` or ``from pygpu import gpuarray``.
 """
 
 from __future__ import annotations
 
-from pygpu import vec as vec  # PyCUDA's gpuarray.vec (the module pygpu.vec)
-from pygpu.gpuarray._core import DevicePointer, GPUArray
+from pygpu._driver import vector_types as vec  # noqa: F401 - PyCUDA's gpuarray.vec (pygpu.vec's names)
+from pygpu.gpuarray._core import GPUArray
 from pygpu.gpuarray._creation import (
-    arange,
     empty,
     empty_like,
     ones,
@@ -35,6 +38,7 @@ from pygpu.gpuarray._creation import (
     zeros_like,
 )
 from pygpu.gpuarray._array_functions import (
+    arange,
     concatenate,
     hstack,
     multi_put,
@@ -55,11 +59,11 @@ from pygpu.gpuarray._functions import (
     minimum,
     where,
 )
-from pygpu.gpuarray._interop import asarray, from_dlpack
+from pygpu.gpuarray._importing import asarray, from_dlpack
+from pygpu.gpuarray._storage import DevicePointer
 
 # PyCUDA's private names that libraries call (not in __all__; `as` re-exports them).
 from pygpu.gpuarray._pycuda_private import (
-    GPUArrayError,
     _array_like_helper as _array_like_helper,
     _compact_strides as _compact_strides,
     _get_common_dtype as _get_common_dtype,
@@ -67,6 +71,7 @@ from pygpu.gpuarray._pycuda_private import (
     splay,
 )
 from pygpu.gpuarray._transfer import memcpy_discontig as _memcpy_discontig  # noqa: F401
+from pygpu.errors import GPUArrayError
 from pygpu.gpuarray._reductions import (
     all,
     any,
@@ -81,7 +86,7 @@ from pygpu.gpuarray._reductions import (
     vdot,
 )
 
-__all__ = [
+__all__: list[str] = [
     "DevicePointer",
     "GPUArray",
     "GPUArrayError",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pygpu import _bundled
+import pygpu.gpuarray._bundled as _bundled
 from pygpu.gpuarray._core import GPUArray
 from pygpu.gpuarray._creation import empty, to_gpu
 from pygpu.gpuarray._dtypes import check_dtype

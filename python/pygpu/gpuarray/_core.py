@@ -1,33 +1,25 @@
-"""``GPUArray`` itself: a typed view of device memory (an allocation, the byte offset of
-element 0 in it, a shape, a dtype and byte strides, possibly negative or zero), its
-attributes, indexing (``_indexing``) and the views (``reshape``, ``transpose``, ``view``...) that share
-the allocation. Transfers, interop and arithmetic come from the mixins of the sibling
-modules."""
+"""``GPUArray`` itself, composed here of the mixins of the floor below (transfers, interop,
+arithmetic, reductions, launch helpers) over its storage (``_storage``: an allocation, the byte
+offset of element 0 in it, a shape, a dtype and byte strides, possibly negative or zero): its
+constructor, attributes, indexing (``_indexing``) and the views (``reshape``, ``transpose``,
+``view``...) that share the allocation."""
 
 from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
-from pygpu._pygpu import (
-    CudaError,
-    DeviceAllocation,
-    DLPackTensor,
-    cudaGetDevice,
-    pool_alloc,
-)
-from pygpu.gpuarray import _creation
+from pygpu._pygpu import DeviceAllocation, pool_alloc
 from pygpu.gpuarray._arithmetic import ArithmeticMixin
-from pygpu.gpuarray._dtypes import check_dtype
+from pygpu.gpuarray._dtypes import check_dtype, host_array
 from pygpu.gpuarray._indexing import basic_index
 from pygpu.gpuarray._interop import InteropMixin
 from pygpu.gpuarray._launch_helpers import LaunchHelpersMixin
 from pygpu.gpuarray._reductions import ReductionMixin
 from pygpu.gpuarray._layout import (
-    c_flags,
     Flags,
     c_strides,
     contiguity,
@@ -37,146 +29,23 @@ from pygpu.gpuarray._layout import (
     shape_tuple,
 )
 from pygpu.gpuarray._ordering import StreamOrder
-from pygpu.gpuarray._platform import platform
-from pygpu.gpuarray._transfer import TransferMixin, copy_into
+from pygpu.gpuarray._storage import (
+    ArrayFields,
+    DevicePointer,
+    as_allocation,
+    composed,
+    device_of,
+    make,
+    own_view,
+    plain_view,
+    retyped,
+)
+from pygpu.gpuarray._transfer import TransferMixin, copy_in_order, copy_into, copy_to_device
 
-__all__ = [
-    "DevicePointer",
-    "GPUArray",
-    "as_allocation",
-    "broadcast_to",
-    "copy_in_order",
-    "device_of",
-    "make",
-    "new_c",
-    "new_like",
-]
-
-_new = object.__new__
+__all__ = ["GPUArray", "broadcast_to"]
 
 
-class DevicePointer:
-    """A device address ``int(base) + offset`` that keeps ``owner`` (and ``base``) alive.
-
-    ``gpudata`` of a view that does not start at its allocation's beginning is one of
-    these (PyCUDA gives a plain int there), as is ``gpudata`` of an array wrapped from
-    another library. ``int()`` re-reads ``base``, so a freed allocation raises.
-    """
-
-    # A dict: its values are the attributes' docstrings (help(), inspect.getdoc, the API reference).
-    __slots__ = {
-        "base": "What ``int()`` reads the start address from (an allocation or an address), re-read each time.",
-        "device": "The ordinal of the device holding the memory; None: ``base``'s, else the current device.",
-        "offset": "Bytes added to ``base``'s address.",
-        "owner": "The object that owns the memory, kept alive by this pointer (or None).",
-    }
-
-    def __init__(self, base: Any, offset: int = 0, owner: Any = None, device: int | None = None) -> None:
-        self.base = base
-        self.offset = offset
-        self.owner = owner
-        self.device = device
-
-    def __int__(self) -> int:
-        return int(self.base) + self.offset
-
-    __index__ = __int__
-
-    def __repr__(self) -> str:
-        try:
-            where = f"0x{int(self):x}"
-        except CudaError:
-            where = "(freed)"
-        return f"<DevicePointer {where}>"
-
-
-def device_of(alloc: Any) -> int:
-    if isinstance(alloc, DeviceAllocation):
-        return alloc.device
-    if isinstance(alloc, DLPackTensor):
-        return 0 if platform().host_memory else alloc.device_id
-    if isinstance(alloc, DevicePointer):
-        if alloc.device is not None:
-            return alloc.device
-        return device_of(alloc.base)
-    return cudaGetDevice()[0]
-
-
-def new_c(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -> GPUArray:
-    """A new C-ordered array of a checked shape and dtype (results of operations), without
-    GPUArray()'s argument parsing."""
-    size = math.prod(shape)
-    itemsize = dtype.itemsize
-    strides = c_strides(shape, itemsize)
-    alloc = (allocator or pool_alloc)(size * itemsize)
-    return make(alloc, 0, shape, dtype, strides, size, None, allocator, StreamOrder(), False, c_flags(shape))
-
-
-def new_like(a: GPUArray, dtype: np.dtype[Any], order: str = "C") -> GPUArray:
-    """A new array of ``a``'s shape and ``dtype`` (in ``order``) for the result of an operation
-    on ``a``.
-
-    The subclass contract: a subclass of GPUArray gets its results from its own
-    ``_new_like_me(dtype, order)``, as PyCUDA's operations do, so ``a + b`` of a subclass is of
-    the subclass; a plain GPUArray gets a new array without that call.
-    """
-    if a.__class__ is GPUArray:
-        if order == "C":
-            return new_c(a.shape, dtype, a.allocator)
-        return GPUArray(a.shape, dtype, a.allocator, order=order)
-    # As PyCUDA calls it: the dtype alone (libraries override it with that signature: reikna's
-    # takes no order), the order by keyword only where it is not C.
-    result = a._new_like_me(dtype) if order == "C" else a._new_like_me(dtype, order=order)
-    if not isinstance(result, GPUArray) or result.shape != a.shape or result.dtype != dtype:
-        raise TypeError(
-            f"{type(a).__name__}._new_like_me({dtype}) must return a GPUArray of shape {a.shape} and dtype "
-            f"{dtype}, not {type(result).__name__}"
-            + (f" of shape {result.shape} and dtype {result.dtype}" if isinstance(result, GPUArray) else "")
-        )
-    return result
-
-
-def as_allocation(gpudata: Any) -> Any:
-    """What an array keeps as its memory, from what PyCUDA code passes as ``gpudata``: an
-    allocation, a DevicePointer or an imported tensor as it is; an address (an int, or an object
-    with ``__int__``, kept alive) as a DevicePointer on the current device."""
-    if isinstance(gpudata, (DeviceAllocation, DevicePointer, DLPackTensor)):
-        return gpudata
-    address = operator.index(gpudata) if isinstance(gpudata, (int, np.integer)) else gpudata
-    return DevicePointer(address, 0, gpudata, cudaGetDevice()[0])
-
-
-def make(
-    alloc: Any,
-    offset: int,
-    shape: tuple[int, ...],
-    dtype: np.dtype[Any],
-    strides: tuple[int, ...],
-    size: int,
-    base: Any,
-    allocator: Any,
-    order: StreamOrder,
-    readonly: bool = False,
-    flags: Flags | None = None,
-) -> GPUArray:
-    """A GPUArray from its parts, without checks (for views and new arrays)."""
-    a: GPUArray = _new(GPUArray)
-    a.shape = shape
-    a.dtype = dtype
-    a.strides = strides
-    a.size = a.mem_size = size
-    a.itemsize = itemsize = dtype.itemsize
-    a.nbytes = size * itemsize
-    a.allocator = allocator
-    a.base = base
-    a._alloc = alloc
-    a._offset = offset
-    a._order = order
-    a._flags = flags
-    a._readonly = readonly
-    return a
-
-
+@composed
 class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, LaunchHelpersMixin):
     """A typed n-dimensional array in device memory (pycuda.gpuarray.GPUArray).
 
@@ -190,27 +59,27 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
     # reference).
     __slots__ = {
         "__weakref__": None,
-        "_alloc": None,
         "_flags": None,
-        "_offset": None,
         "_order": None,
         "_readonly": None,
         "allocator": "The allocator of arrays made from this one (``allocator(nbytes)``; None: the memory pool).",
         "base": "The array this one is a view of, or None where it owns its memory (as numpy's ``base``).",
-        "dtype": "The numpy dtype of the elements.",
         "itemsize": "Bytes per element (``dtype.itemsize``).",
         "mem_size": "The number of elements (PyCUDA's name; the same as ``size``).",
         "nbytes": "Bytes of the elements, ``size * itemsize`` (a subclass may set another value).",
-        "shape": "The dimensions, a tuple of ints.",
         "size": "The number of elements.",
-        "strides": "Bytes from one element to the next along each axis, as numpy's (may be negative).",
     }
-    # The fields' types are declared once, in _fields.ArrayFields (which the mixins share).
-    # As in PyCUDA, shape, dtype, strides, size, mem_size, itemsize, nbytes, allocator, base and
-    # gpudata are plain attributes a subclass may set after GPUArray.__init__; pygpu's own code
-    # reads the memory from _alloc and _offset (which setting gpudata re-points) and counts bytes
+    # shape, dtype, strides and the memory (_alloc, _offset) live in the compiled base,
+    # pygpu._pygpu.ArrayStorage, where launches and copies read them; the fields' types are declared
+    # once, in _storage.ArrayFields (which the mixins share). As in PyCUDA, shape, dtype, strides,
+    # size, mem_size, itemsize, nbytes, allocator, base and gpudata are attributes a subclass may
+    # set after GPUArray.__init__ (setting gpudata re-points _alloc and _offset); pygpu counts bytes
     # as size * dtype.itemsize, so an nbytes a subclass sets (reikna: its buffer's size) is
     # reported, never used to size a copy.
+
+    # numpy's rule for operations mixing ndarray subclasses (``_storage.result_owner``): the
+    # result has the class of the operand of the highest priority; a subclass raises it to win.
+    __array_priority__ = 0.0
 
     def __init__(
         self,
@@ -223,10 +92,11 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
         order: str = "C",
     ) -> None:
         if isinstance(shape, np.ndarray) and dtype is None:
-            src = _creation.to_gpu(shape, allocator)
-            for name in GPUArray.__slots__:
-                if name != "__weakref__":
-                    setattr(self, name, getattr(src, name))
+            # A copy of a host array, in its order (as to_gpu makes it).
+            ary = host_array(shape)
+            order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+            GPUArray.__init__(self, ary.shape, ary.dtype, allocator, order=order)
+            self.set(ary)
             return
         dims = shape_tuple(shape)
         dt = check_dtype(np.float64 if dtype is None else dtype)
@@ -290,11 +160,6 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
         self._offset = 0
 
     @property
-    def ptr(self) -> int:
-        """The device address of element 0."""
-        return int(self._alloc) + self._offset
-
-    @property
     def ndim(self) -> int:
         """The number of dimensions, ``len(shape)``."""
         return len(self.shape)
@@ -315,12 +180,10 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
     def copy_to(self, device: Any, stream: Any = None) -> GPUArray:
         """A C-ordered copy on ``device`` (an ordinal or a ``Device``), copied between the devices
         without a trip through the host (pygpu's own; PyCUDA has only ``memcpy_peer``)."""
-        from pygpu._multi_device import copy_to_device
-
-        return copy_to_device(self, device, stream)
+        return copy_to_device(self, device, stream)  # type: ignore[return-value]
 
     @property
-    def T(self) -> GPUArray:
+    def T(self) -> Self:
         """A view with the axes reversed, as numpy's ``.T`` (no copy)."""
         return self.transpose()
 
@@ -360,34 +223,56 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
 
     # ---------------------------------------------------------------- views
 
-    def _new_like_me(self, dtype: Any = None, order: str = "C") -> GPUArray:
+    # ---------------------------------------------------------------- the subclass contract
+
+    def _new_like_me(self, dtype: Any = None, order: str = "C") -> Self:
         """A new array like this one for an operation's result, of ``dtype`` (default: this
         array's): ``type(self)(shape, dtype, allocator=..., strides=..., order=...)``, keeping the
         strides of a contiguous array when the dtype is the same, as PyCUDA's does. A subclass
-        whose constructor takes other arguments overrides it; every operation on a subclass
-        (operators, comparisons, ``astype``, ``cumath``) makes its result here."""
+        whose constructor takes other arguments overrides it; every operation whose result has a
+        subclass's class (operators, comparisons, ``copy``, ``astype``, ``cumath``) makes it here."""
         dt = self.dtype if dtype is None else np.dtype(dtype)
         strides = self.strides if dt == self.dtype and self.flags.forc else None
         return self.__class__(self.shape, dt, allocator=self.allocator, strides=strides, order=order)
 
-    def _view(
-        self, offset: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype | None = None
-    ) -> GPUArray:
-        return make(
+    def __array_finalize__(self, obj: ArrayFields) -> None:
+        """Called, as numpy calls it on ndarray subclasses, on an array of a subclass that was made
+        without ``__init__`` (a view, or a result of a subclass's operand that cannot come from its
+        ``_new_like_me``), with the array it came from: a subclass that sets attributes in
+        ``__init__`` copies them from ``obj`` here. GPUArray's does nothing."""
+
+    def __copy__(self) -> Self:
+        """``copy.copy``: another array object over the same memory (with a subclass's attributes)."""
+        result = make(
+            self.__class__,
             self._alloc,
-            offset,
-            shape,
-            dtype or self.dtype,
-            strides,
-            math.prod(shape),
-            self,
+            self._offset,
+            self.shape,
+            self.dtype,
+            self.strides,
+            self.size,
+            self.base,
             self.allocator,
             self._order,
             self._readonly,
+            self._flags,
         )
+        state = getattr(self, "__dict__", None)
+        if state:
+            result.__dict__.update(state)
+        return result
 
-    def __getitem__(self, key: Any) -> GPUArray:
-        return self._view(*basic_index(self._offset, self.shape, self.strides, key))
+    # ---------------------------------------------------------------- views
+
+    def _view(
+        self, offset: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype | None = None
+    ) -> GPUArray:
+        """A plain GPUArray viewing this array's memory: pygpu's own code works on these
+        (``_storage.plain_view``); the view methods below give views of the array's own class."""
+        return plain_view(self, offset, shape, strides, dtype)  # type: ignore[return-value]
+
+    def __getitem__(self, key: Any) -> Self:
+        return own_view(self, *basic_index(self._offset, self.shape, self.strides, key))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if self._readonly:
@@ -406,7 +291,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             staged[...] = value
             view.set(staged)
 
-    def reshape(self, *shape: Any, order: str = "C") -> GPUArray:
+    def reshape(self, *shape: Any, order: str = "C") -> Self:
         """A view with the new shape when the layout allows it, otherwise a copy.
 
         As PyCUDA's: a contiguous (C or Fortran) array is re-read from the same buffer with
@@ -441,25 +326,25 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
         if self.size and (flags.c_contiguous or flags.f_contiguous):
             itemsize = self.dtype.itemsize
             strides = c_strides(new_shape, itemsize) if order == "C" else f_strides(new_shape, itemsize)
-            return self._view(self._offset, new_shape, strides)
+            return own_view(self, self._offset, new_shape, strides)
         return self._reordered(new_shape, order)
 
-    def _reordered(self, new_shape: tuple[int, ...], order: str) -> GPUArray:
+    def _reordered(self, new_shape: tuple[int, ...], order: str) -> Self:
         """numpy's reshape: the elements in ``order``, a view where the layout allows it."""
         if new_shape == self.shape:
-            return self._view(self._offset, self.shape, self.strides)
+            return own_view(self, self._offset, self.shape, self.strides)
         itemsize = self.dtype.itemsize
         if self.size == 0:
             strides = c_strides(new_shape, itemsize) if order == "C" else f_strides(new_shape, itemsize)
-            return self._view(self._offset, new_shape, strides)
+            return own_view(self, self._offset, new_shape, strides)
         nocopy = nocopy_strides(self.shape, self.strides, new_shape, itemsize, order == "F")
         if nocopy is None:
             source = copy_in_order(self, order)
             strides = c_strides(new_shape, itemsize) if order == "C" else f_strides(new_shape, itemsize)
-            return source._view(source._offset, new_shape, strides)
-        return self._view(self._offset, new_shape, tuple(nocopy))
+            return retyped(plain_view(source, 0, new_shape, strides), self)
+        return own_view(self, self._offset, new_shape, tuple(nocopy))
 
-    def ravel(self, order: str = "C") -> GPUArray:
+    def ravel(self, order: str = "C") -> Self:
         """The elements in ``order`` as a 1-D array (numpy's ravel: a Fortran array is reordered)."""
         if order == "A":
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
@@ -467,7 +352,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
         return self._reordered((self.size,), order)
 
-    def squeeze(self, axis: Any = None) -> GPUArray:
+    def squeeze(self, axis: Any = None) -> Self:
         """A view without the axes of length 1 (only those in ``axis`` where given), as
         ``numpy.squeeze``; ValueError for a named axis longer than 1."""
         ndim = len(self.shape)
@@ -485,9 +370,9 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
                     raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
                 norm.add(a)
             keep = [i for i in range(ndim) if i not in norm]
-        return self._view(self._offset, tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep))
+        return own_view(self, self._offset, tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep))
 
-    def transpose(self, *axes: Any, **kwargs: Any) -> GPUArray:
+    def transpose(self, *axes: Any, **kwargs: Any) -> Self:
         """A view with the axes permuted: ``transpose(1, 0)``, ``transpose((1, 0))`` or
         PyCUDA's ``transpose(axes=(1, 0))``; reversed by default."""
         if kwargs:
@@ -511,17 +396,17 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             if len(set(perm_list)) != ndim:
                 raise ValueError("repeated axis in transpose")
             perm = tuple(perm_list)
-        return self._view(self._offset, tuple(self.shape[i] for i in perm), tuple(self.strides[i] for i in perm))
+        return own_view(self, self._offset, tuple(self.shape[i] for i in perm), tuple(self.strides[i] for i in perm))
 
-    def view(self, dtype: Any = None) -> GPUArray:
+    def view(self, dtype: Any = None) -> Self:
         """The same memory seen with another dtype (numpy's rules for the last axis)."""
         if dtype is None:
-            return self._view(self._offset, self.shape, self.strides)
+            return own_view(self, self._offset, self.shape, self.strides)
         dt = check_dtype(dtype)
         old = self.dtype.itemsize
         new = dt.itemsize
         if new == old:
-            return self._view(self._offset, self.shape, self.strides, dt)
+            return own_view(self, self._offset, self.shape, self.strides, dt)
         if not self.shape:
             raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
         last, last_stride = self.shape[-1], self.strides[-1]
@@ -535,13 +420,7 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             )
         shape = self.shape[:-1] + ((last * old) // new,)
         strides = self.strides[:-1] + (new,)
-        return self._view(self._offset, shape, strides, dt)
-
-
-def copy_in_order(src: GPUArray, order: str) -> GPUArray:
-    result = GPUArray(src.shape, src.dtype, src.allocator, order=order)
-    copy_into(result, src, None)
-    return result
+        return own_view(self, self._offset, shape, strides, dt)
 
 
 def broadcast_to(a: GPUArray, shape: tuple[int, ...]) -> GPUArray:

@@ -1,24 +1,21 @@
-"""New arrays: from host data (``to_gpu``), empty, filled (``zeros``, ``ones``), shaped like
-another array (``*_like``) and ``arange``."""
+"""New arrays: from host data (``to_gpu``), empty, filled (``zeros``, ``ones``) and shaped like
+another array (``*_like``); ``arange`` is ``_array_functions``' (it fills on the device)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from pygpu._pygpu import memcpy_htod, memset_d8, pool_alloc
-from pygpu.gpuarray import _core
+from pygpu.gpuarray._core import GPUArray
 from pygpu.gpuarray._dtypes import SUPPORTED, check_dtype, host_array
 from pygpu.gpuarray._layout import FLAGS_C, FLAGS_CF, FLAGS_F, contiguity
 from pygpu.gpuarray._ordering import StreamOrder
+from pygpu.gpuarray._storage import make
 from pygpu.gpuarray._transfer import host_buffer
 
-if TYPE_CHECKING:
-    from pygpu.gpuarray._core import GPUArray
-
 __all__ = [
-    "arange",
     "empty",
     "empty_like",
     "ones",
@@ -33,7 +30,7 @@ __all__ = [
 def to_gpu(ary: Any, allocator: Any = None) -> GPUArray:
     """A new GPUArray holding a copy of the host array ``ary`` (C or Fortran order kept)."""
     if ary.__class__ is not np.ndarray:
-        if isinstance(ary, _core.GPUArray):
+        if isinstance(ary, GPUArray):
             return ary.copy()
         ary = np.asarray(ary)
     dtype = ary.dtype
@@ -54,8 +51,8 @@ def to_gpu(ary: Any, allocator: Any = None) -> GPUArray:
     alloc = pool_alloc(nbytes) if allocator is None else allocator(nbytes)
     if nbytes:
         memcpy_htod(alloc, src if src.ndim else src.reshape(1))
-    return _core.make(
-        alloc, 0, ary.shape, dtype, ary.strides, ary.size, None, allocator, StreamOrder(None), False, flags
+    return make(
+        GPUArray, alloc, 0, ary.shape, dtype, ary.strides, ary.size, None, allocator, StreamOrder(None), False, flags
     )
 
 
@@ -75,18 +72,18 @@ def to_gpu_async(ary: Any, allocator: Any = None, stream: Any = None) -> GPUArra
     alloc = pool_alloc(nbytes) if allocator is None else allocator(nbytes)
     if nbytes:
         memcpy_htod(alloc, host_buffer(src), stream)
-    return _core.make(alloc, 0, ary.shape, ary.dtype, ary.strides, ary.size, None, allocator, StreamOrder(stream))
+    return make(GPUArray, alloc, 0, ary.shape, ary.dtype, ary.strides, ary.size, None, allocator, StreamOrder(stream))
 
 
 def empty(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
     """An uninitialised ``GPUArray`` of ``shape`` and ``dtype`` (numpy's ``empty`` on the device);
     ``allocator(nbytes)`` replaces the default memory pool."""
-    return _core.GPUArray(shape, dtype, allocator, order=order)
+    return GPUArray(shape, dtype, allocator, order=order)
 
 
 def zeros(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
     """A zero-filled ``GPUArray`` of ``shape`` and ``dtype`` (numpy's ``zeros`` on the device)."""
-    result = _core.GPUArray(shape, dtype, allocator, order=order)
+    result = GPUArray(shape, dtype, allocator, order=order)
     if result.size:
         memset_d8(result._alloc, 0, result.nbytes)
         result._order.wrote(None)
@@ -95,7 +92,7 @@ def zeros(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str
 
 def ones(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str = "C") -> GPUArray:
     """A ``GPUArray`` of ``shape`` and ``dtype`` filled with ones (numpy's ``ones`` on the device)."""
-    return _core.GPUArray(shape, dtype, allocator, order=order).fill(1)
+    return GPUArray(shape, dtype, allocator, order=order).fill(1)
 
 
 def _like(other: Any, dtype: Any, order: str, allocator: Any = None) -> GPUArray:
@@ -103,15 +100,15 @@ def _like(other: Any, dtype: Any, order: str, allocator: Any = None) -> GPUArray
     dt = check_dtype(other.dtype if dtype is None else dtype)
     alloc = allocator if allocator is not None else getattr(other, "allocator", None)
     if order in ("C", "F"):
-        return _core.GPUArray(shape, dt, alloc, order=order)
+        return GPUArray(shape, dt, alloc, order=order)
     if order not in ("K", "A"):
         raise ValueError(f"order must be 'C', 'F', 'A' or 'K', not {order!r}")
     strides = tuple(other.strides)
     flags = contiguity(shape, strides, other.dtype.itemsize)
     if flags.c_contiguous or (order == "A" and not flags.f_contiguous):
-        return _core.GPUArray(shape, dt, alloc, order="C")
+        return GPUArray(shape, dt, alloc, order="C")
     if flags.f_contiguous:
-        return _core.GPUArray(shape, dt, alloc, order="F")
+        return GPUArray(shape, dt, alloc, order="F")
     # Keep the axis order of `other` (by decreasing |stride|), compactly.
     perm = sorted(range(len(shape)), key=lambda i: -abs(strides[i]))
     compact = [0] * len(shape)
@@ -119,7 +116,7 @@ def _like(other: Any, dtype: Any, order: str, allocator: Any = None) -> GPUArray
     for i in reversed(perm):
         compact[i] = acc
         acc *= max(shape[i], 1)
-    return _core.GPUArray(shape, dt, alloc, strides=tuple(compact))
+    return GPUArray(shape, dt, alloc, strides=tuple(compact))
 
 
 def empty_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = None) -> GPUArray:
@@ -140,10 +137,3 @@ def zeros_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any =
 def ones_like(other: Any, dtype: Any = None, order: str = "K", allocator: Any = None) -> GPUArray:
     """A ``GPUArray`` of ones of ``other``'s shape (and dtype unless given), as numpy's ``ones_like``."""
     return _like(other, dtype, order, allocator).fill(1)
-
-
-def arange(*args: Any, **kwargs: Any) -> GPUArray:
-    """arange([start,] stop[, step], dtype=None, allocator=None): numpy's values, filled on the device."""
-    from pygpu.gpuarray._array_functions import arange as device_arange
-
-    return device_arange(*args, **kwargs)

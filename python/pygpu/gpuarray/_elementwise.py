@@ -20,21 +20,18 @@ pack of the header, one launch; anything else takes ``launch``'s general path.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from pygpu import _bundled
-from pygpu._multi_device import check_devices, several_devices
-from pygpu._pygpu import Function, cudaGetDevice, pool_alloc
-from pygpu.gpuarray import _core
+import pygpu.gpuarray._bundled as _bundled
+from pygpu._driver.devices import check_devices, several_devices
+from pygpu._pygpu import Function, capabilities, get_device, pool_alloc
+import pygpu.gpuarray._storage as _storage
 from pygpu.gpuarray._dtypes import DTYPES
 from pygpu.gpuarray._layout import Flags, c_flags, c_strides
 from pygpu.gpuarray._ordering import StreamOrder
-from pygpu.gpuarray._platform import platform
-
-if TYPE_CHECKING:
-    from pygpu.gpuarray._core import GPUArray
+from pygpu.gpuarray._storage import ArrayFields, device_of, make
 
 __all__ = ["MAX_DIMS", "contiguous", "kernel", "launch", "loop_dtypes", "scalar_bytes", "weak_type"]
 
@@ -56,14 +53,14 @@ _loops: dict[tuple[Any, ...], tuple[np.dtype[Any], ...]] = {}
 
 def kernel(source: str, name: str) -> Function:
     """The bundled kernel ``name`` of kernels/<source>.cu on the current device, prepared for
-    its struct argument (``pygpu._bundled`` loads and caches the module per device)."""
+    its struct argument (``pygpu.gpuarray._bundled`` loads and caches the module per device)."""
     return _bundled.function(source, name, ARGS_FORMAT)
 
 
 def weak_type(x: Any) -> Any:
     """What numpy's type resolution takes for an operand: a dtype, or a Python scalar type
     (weak under NEP 50, so ``float32_array * 2.0`` stays float32)."""
-    if isinstance(x, _core.GPUArray):
+    if isinstance(x, ArrayFields):
         return x.dtype
     if isinstance(x, np.generic):
         return x.dtype
@@ -147,17 +144,22 @@ def _merge_axes(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple
 
 # (block, most blocks) of a launch, chosen once per process (the backend is fixed by then).
 _launch_shape: list[tuple[int, int]] = []
+# Elements per block on the host (below this, handing blocks to another core costs more than it
+# saves: bench/array_bench.py --host).
+_HOST_BLOCK_ELEMENTS = 1 << 15
 _ONE = (1, 1, 1)
 
 
 def _grid_block(n: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """(grid, block) of a launch over ``n`` elements."""
     if not _launch_shape:
-        # The host runs the grid's threads in turn: one thread loops over all.
-        _launch_shape.append((1, 1) if platform().host_memory else (256, 8192))
+        # The host runs a block's threads in turn on one core: blocks of one thread, each taking
+        # one contiguous run of elements (pygpu_elementwise.h), spread over the host backend's
+        # cores once there are enough elements to pay for handing them over.
+        _launch_shape.append(_bundled.host_launch_shape() if capabilities().kernels_on_cpu else (256, 8192))
     block, most = _launch_shape[0]
     if block == 1:
-        return _ONE, _ONE
+        return (max(1, min(n // _HOST_BLOCK_ELEMENTS, most)), 1, 1), _ONE
     return (max(1, min((n + block - 1) // block, most)), 1, 1), (block, 1, 1)
 
 
@@ -166,8 +168,8 @@ _layouts: dict[tuple[tuple[int, ...], int], tuple[tuple[int, ...], Flags]] = {}
 
 
 def contiguous(
-    fn: Function, result_dtype: np.dtype[Any], shaping: GPUArray, inputs: tuple[Any, ...], stream: Any
-) -> GPUArray | None:
+    fn: Function, result_dtype: np.dtype[Any], shaping: ArrayFields, inputs: tuple[Any, ...], stream: Any
+) -> ArrayFields | None:
     """A new C-ordered array of ``result_dtype`` and ``shaping``'s shape, written by ``fn``
     (from ``kernel``) over ``inputs``: GPUArrays of that shape and of the kernel's dtype, or
     scalar bytes for their slot; or None, doing nothing, unless every array is C-contiguous,
@@ -202,7 +204,20 @@ def contiguous(
     strides, flags = layout
     allocator = shaping.allocator
     alloc = (allocator or pool_alloc)(n * itemsize)
-    result = _core.make(alloc, 0, shape, result_dtype, strides, n, None, allocator, StreamOrder(stream), False, flags)
+    result = make(
+        _storage.array_class,
+        alloc,
+        0,
+        shape,
+        result_dtype,
+        strides,
+        n,
+        None,
+        allocator,
+        StreamOrder(stream),
+        False,
+        flags,
+    )
     ptrs[0] = int(alloc)
     grid, block = _grid_block(n)
     packed = _HEADER.pack(*ptrs, _ZERO_SLOTS if slots is None else b"".join(slots), n, 0, 1) + _ZERO_LAYOUT
@@ -213,13 +228,13 @@ def contiguous(
 def _all_on_current_device(fn: Function, inputs: tuple[Any, ...]) -> bool:
     """Whether ``fn`` (from ``kernel``) and the arrays among ``inputs`` belong to the current device:
     with several devices, the fast path's check (``launch`` explains a mismatch)."""
-    current = cudaGetDevice()[0]
+    current = get_device()
     if _bundled.function_device(fn) != current:
         return False
-    return all(x.__class__ is bytes or _core.device_of(x._alloc) == current for x in inputs)
+    return all(x.__class__ is bytes or device_of(x._alloc) == current for x in inputs)
 
 
-def _misaligned(a: GPUArray, ptr: int) -> ValueError:
+def _misaligned(a: ArrayFields, ptr: int) -> ValueError:
     align = min(8, a.dtype.itemsize)
     return ValueError(
         f"a {a.dtype} operand at address {ptr:#x} with strides {a.strides} is not aligned to {align} "
@@ -230,7 +245,7 @@ def _misaligned(a: GPUArray, ptr: int) -> ValueError:
 def launch(
     source: str,
     name: str,
-    outputs: list[GPUArray],
+    outputs: list[ArrayFields],
     inputs: list[Any],
     stream: Any = None,
     slots: tuple[bytes, ...] = (),
@@ -246,7 +261,7 @@ def launch(
     if n == 0:
         return
     fn = kernel(source, name)
-    arrays: list[GPUArray] = []
+    arrays: list[ArrayFields] = []
     addresses: list[int] = []  # of arrays
     ptrs = [0] * MAX_OPERANDS
     slot_bytes = [*slots, *[_ZERO_SCALAR] * (_SCALAR_SLOTS - len(slots))]
@@ -283,7 +298,7 @@ def launch(
         packed = _HEADER.pack(*header_ptrs, b"".join(slot_bytes), n, 0, 1) + _ZERO_LAYOUT
     else:
         operands = [*outputs, *inputs]
-        strides = [(x.strides if isinstance(x, _core.GPUArray) else (0,) * len(out0.shape)) for x in operands]
+        strides = [(x.strides if isinstance(x, ArrayFields) else (0,) * len(out0.shape)) for x in operands]
         dims, steps = _merge_axes(out0.shape, strides)
         if len(dims) > MAX_DIMS:
             raise ValueError(

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from pygpu.gpuarray import _core, _elementwise
+import pygpu.gpuarray._core as _core
+import pygpu.gpuarray._elementwise as _elementwise
 from pygpu.gpuarray._arithmetic import binary, cast_to, unary
 from pygpu.gpuarray._dtypes import check_dtype, kernel_suffix
+from pygpu.gpuarray._storage import ArrayFields
 
 __all__ = ["if_positive", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "where"]
 
@@ -19,22 +21,22 @@ _BOOL = np.dtype(np.bool_)
 
 def maximum(a: Any, b: Any, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
     """The elementwise maximum (NaN wins, as numpy's); either operand may be a scalar."""
-    return binary(np.maximum, "maximum", a, b, out, stream)
+    return binary(np.maximum, "maximum", a, b, out, stream)  # type: ignore[return-value]
 
 
 def minimum(a: Any, b: Any, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
     """The elementwise minimum (NaN wins, as numpy's); either operand may be a scalar."""
-    return binary(np.minimum, "minimum", a, b, out, stream)
+    return binary(np.minimum, "minimum", a, b, out, stream)  # type: ignore[return-value]
 
 
 def logical_and(x1: Any, x2: Any, /, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
     """Elementwise ``x1 and x2`` as a bool ``GPUArray`` (numpy's ``logical_and``); either may be a scalar."""
-    return binary(np.logical_and, "logical_and", x1, x2, out, stream)
+    return binary(np.logical_and, "logical_and", x1, x2, out, stream)  # type: ignore[return-value]
 
 
 def logical_or(x1: Any, x2: Any, /, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
     """Elementwise ``x1 or x2`` as a bool ``GPUArray`` (numpy's ``logical_or``); either may be a scalar."""
-    return binary(np.logical_or, "logical_or", x1, x2, out, stream)
+    return binary(np.logical_or, "logical_or", x1, x2, out, stream)  # type: ignore[return-value]
 
 
 def logical_not(x: _core.GPUArray, /, out: _core.GPUArray | None = None, stream: Any = None) -> _core.GPUArray:
@@ -43,9 +45,9 @@ def logical_not(x: _core.GPUArray, /, out: _core.GPUArray | None = None, stream:
 
 
 def _select(
-    condition: _core.GPUArray, then_: Any, else_: Any, out: _core.GPUArray | None, stream: Any, what: str
+    condition: ArrayFields, then_: Any, else_: Any, out: _core.GPUArray | None, stream: Any, what: str
 ) -> _core.GPUArray:
-    if not isinstance(condition, _core.GPUArray):
+    if not isinstance(condition, ArrayFields):
         raise TypeError(f"{what}: the criterion must be a GPUArray, not {type(condition).__name__}")
     shape = condition.shape
     for name, v in (("then_", then_), ("else_", else_)):

@@ -5,12 +5,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-from pygpu.gpuarray._fields import ArrayFields
-
-if TYPE_CHECKING:
-    from pygpu.gpuarray._core import GPUArray
+from pygpu.gpuarray._elementwise import _grid_block
+from pygpu.gpuarray._storage import ArrayFields
 
 __all__ = ["LaunchHelpersMixin"]
 
@@ -20,26 +18,24 @@ class LaunchHelpersMixin(ArrayFields):
 
     @property
     def _grid(self) -> tuple[int, int, int]:
-        from pygpu.gpuarray._elementwise import _grid_block
-
         return _grid_block(self.size)[0]
 
     @property
     def _block(self) -> tuple[int, int, int]:
-        from pygpu.gpuarray._elementwise import _grid_block
-
         return _grid_block(self.size)[1]
 
     def bind_to_texref(self, texref: Any, allow_offset: bool = False) -> int:
         """Binds this array to a GPU-scalar slot of ``get_linear_combination_kernel``; returns
         the offset in elements (always 0). Any other texture reference raises the error that
         says what replaces them."""
-        from pygpu._linear_combination import GPUScalarSlot
-        from pygpu._texrefs import texref_removed
+        from pygpu._driver.texrefs import texref_removed
 
-        if not isinstance(texref, GPUScalarSlot):
+        # A slot (pygpu._kernelgen.linear_combination.GPUScalarSlot, a floor above the arrays)
+        # is known by what it does: it binds an array.
+        bind = getattr(texref, "bind_gpuarray", None)
+        if bind is None:
             texref_removed("GPUArray.bind_to_texref")
-        texref.bind_gpuarray(cast("GPUArray", self))
+        bind(self)
         return 0
 
     def bind_to_texref_ext(

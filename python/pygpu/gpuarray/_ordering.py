@@ -12,18 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from pygpu._pygpu import (
-    InvalidHandleError,
-    cudaDeviceSynchronize,
     cudaEvent_t,
-    cudaEventRecord,
-    cudaStreamQuery,
-    cudaStreamSynchronize,
-    cudaStreamWaitEvent,
+    device_synchronize,
+    event_record,
+    stream_query,
+    stream_synchronize,
+    stream_wait_event,
 )
+from pygpu.errors import InvalidHandleError
 
 __all__ = ["StreamOrder"]
-
-_NOT_READY = 600
 
 
 class StreamOrder:
@@ -43,10 +41,10 @@ class StreamOrder:
             return
         if stream is None:
             try:
-                cudaStreamSynchronize(pending).check()
+                stream_synchronize(pending)
             except InvalidHandleError:
                 # The writer's stream was closed: its work still completes; wait for the device.
-                cudaDeviceSynchronize().check()
+                device_synchronize()
             self.pending = False
             return
         if stream.is_capturing:
@@ -55,17 +53,17 @@ class StreamOrder:
             # A graph launched on a blocking stream waits for the legacy stream's work anyway;
             # another stream's write is finished now, before it is captured.
             if pending is not None:
-                cudaStreamSynchronize(pending).check()
+                stream_synchronize(pending)
                 self.pending = False
             return
         event = cudaEvent_t(2)
         try:
-            cudaEventRecord(event, pending).check()
+            event_record(event, pending)
         except InvalidHandleError:
-            cudaDeviceSynchronize().check()
+            device_synchronize()
             self.pending = False
             return
-        cudaStreamWaitEvent(stream, event).check()
+        stream_wait_event(stream, event)
 
     def wrote(self, stream: Any) -> None:
         """Records a write enqueued on ``stream``."""
@@ -81,14 +79,11 @@ class StreamOrder:
         if pending is False:
             return True
         try:
-            status = cudaStreamQuery(pending)
+            finished = stream_query(pending)
         except InvalidHandleError:
-            cudaDeviceSynchronize().check()
+            device_synchronize()
             self.pending = False
             return True
-        if status == 0:
+        if finished:
             self.pending = False
-            return True
-        if status != _NOT_READY:
-            status.check()
-        return False
+        return finished

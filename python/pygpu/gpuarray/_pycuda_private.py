@@ -9,12 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from pygpu._contexts import Context, Device
+from pygpu._driver.contexts import Context, Device
 from pygpu.gpuarray._core import GPUArray
 from pygpu.gpuarray._layout import c_strides, f_strides
 
 __all__ = [
-    "GPUArrayError",
     "_array_like_helper",
     "_compact_strides",
     "_get_common_dtype",
@@ -27,10 +26,6 @@ __all__ = [
 _MIN_THREADS, _MAX_THREADS = 32, 128
 #: Resident blocks per multiprocessor that splay aims for before it widens the blocks.
 _BLOCKS_PER_MULTIPROCESSOR = 8
-
-
-class GPUArrayError(ValueError):
-    """PyCUDA's error for an array of the wrong shape or layout for an operation."""
 
 
 @functools.lru_cache(maxsize=1024)

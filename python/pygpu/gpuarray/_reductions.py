@@ -1,9 +1,10 @@
 """Reductions of GPUArrays, as pycuda.gpuarray has them: ``sum``, ``dot``, ``vdot``, ``min``,
 ``max``, ``subset_dot``, ``subset_min``, ``subset_max``, ``any``, ``all``.
 
-Each returns a 0-d GPUArray computed on the device by the bundled kernels/reduce.cu, in two
-launches for any length (blocks fold in shared memory as a tree, one block folds the blocks'
-values), ordered on ``stream`` like pygpu's copies. Non-contiguous operands are read in place
+Each returns a 0-d GPUArray computed on the device by the bundled kernels/reduce.cu, in one
+launch up to 2,048 terms, else two (blocks fold in shared memory as a tree, one block folds the
+blocks' values; ``_bundled.reduction_launch`` picks the grid), ordered on ``stream`` like
+pygpu's copies. Non-contiguous operands are read in place
 through their strides. Result types follow numpy: ``sum`` of bool and integers accumulates in
 (u)int64 (PyCUDA keeps the input type; pass ``dtype=`` for that), ``dot`` uses the operands'
 common type; ``min``/``max`` propagate NaN as numpy's do, and raise on an empty array.
@@ -12,16 +13,18 @@ common type; ``min``/``max`` propagate NaN as numpy's do, and raise on an empty 
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
-from pygpu import _bundled
-from pygpu.gpuarray import _core, _creation
+import pygpu.gpuarray._bundled as _bundled
+import pygpu.gpuarray._storage as _storage
 from pygpu.gpuarray._layout import extent, is_dense
 
-if TYPE_CHECKING:
-    from pygpu.gpuarray._core import GPUArray
+from pygpu.gpuarray._storage import ArrayFields
+
+# The reductions' arrays: a function given GPUArrays gives a GPUArray.
+A = TypeVar("A", bound=ArrayFields)
 
 __all__ = [
     "ReductionMixin",
@@ -39,30 +42,30 @@ __all__ = [
 ]
 
 
-class ReductionMixin:
+class ReductionMixin(ArrayFields):
     """GPUArray's reduction methods (0-d GPUArray results)."""
 
     __slots__ = ()
 
-    def sum(self, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+    def sum(self, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Self:
         """The sum of all elements (``pygpu.gpuarray.sum``)."""
-        return sum(self, dtype, stream, allocator)  # type: ignore[arg-type]
+        return sum(self, dtype, stream, allocator)
 
-    def max(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+    def max(self, stream: Any = None, allocator: Any = None) -> Self:
         """The largest element (``pygpu.gpuarray.max``)."""
-        return max(self, stream, allocator)  # type: ignore[arg-type]
+        return max(self, stream, allocator)
 
-    def min(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+    def min(self, stream: Any = None, allocator: Any = None) -> Self:
         """The smallest element (``pygpu.gpuarray.min``)."""
-        return min(self, stream, allocator)  # type: ignore[arg-type]
+        return min(self, stream, allocator)
 
-    def any(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+    def any(self, stream: Any = None, allocator: Any = None) -> Self:
         """Whether any element is non-zero, as a 0-d bool array."""
-        return any(self, stream, allocator)  # type: ignore[arg-type]
+        return any(self, stream, allocator)
 
-    def all(self, stream: Any = None, allocator: Any = None) -> GPUArray:
+    def all(self, stream: Any = None, allocator: Any = None) -> Self:
         """Whether every element is non-zero, as a 0-d bool array."""
-        return all(self, stream, allocator)  # type: ignore[arg-type]
+        return all(self, stream, allocator)
 
 
 _SOURCE = "reduce"
@@ -101,6 +104,18 @@ _TRUTH_TYPES = {
 }
 
 
+# numpy computes dtype.name in Python (microseconds a call, several per reduction: as long as
+# a small reduction's launch); the reductions look names up here instead.
+_names: dict[np.dtype, str] = {}
+
+
+def _name(dtype: np.dtype) -> str:
+    name = _names.get(dtype)
+    if name is None:
+        name = _names[dtype] = dtype.name
+    return name
+
+
 def _sum_dtype(dtype: np.dtype) -> np.dtype:
     """numpy's accumulator of ``np.sum`` for ``dtype``."""
     if dtype.kind in "bi":
@@ -110,19 +125,19 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def _check_array(a: Any, what: str) -> GPUArray:
-    if not isinstance(a, _core.GPUArray):
+def _check_array(a: A, what: str) -> A:
+    if not isinstance(a, ArrayFields):
         raise TypeError(f"{what} must be a GPUArray, not {type(a).__name__}")
     return a
 
 
-def _check_same_device(*arrays: GPUArray) -> None:
+def _check_same_device(*arrays: A) -> None:
     devices = {a.device for a in arrays}
     if len(devices) > 1:
         raise ValueError(f"the operands are on different devices {sorted(devices)}: copy them to one device first")
 
 
-def _contiguous(a: GPUArray) -> GPUArray:
+def _contiguous(a: A) -> A:
     """a itself when a kernel can walk it through its strides, else a C-ordered copy (only
     for views whose strides are not whole elements)."""
     if _bundled.element_strides(a) is None:
@@ -130,40 +145,36 @@ def _contiguous(a: GPUArray) -> GPUArray:
     return a
 
 
-# Up to this many terms one block folds alone (its threads striding over several terms each),
-# as PyCUDA's reductions do up to 2,048: one launch instead of two, and no partials array, so a
-# small reduction calls a user's allocator once, for its result, as PyCUDA's does.
-_ONE_BLOCK_TERMS = 2048
-
-
 def _reduce(
     op: str,
     kernel_type: str,
-    result: GPUArray,
+    result: A,
     acc: np.dtype,
-    a: GPUArray,
-    b: GPUArray | None,
-    subset: GPUArray | None,
+    a: A,
+    b: A | None,
+    subset: A | None,
     stream: Any,
     allocator: Any,
     conj: bool = False,
-) -> GPUArray:
+) -> A:
     """Stage 1 (many blocks) and stage 2 (one block) of reduction `op` into 0-d `result`."""
     operands = [a] if b is None else [a, b]
-    _check_same_device(*operands, *([subset] if subset is not None else []))
+    if b is not None or subset is not None:
+        _check_same_device(*operands, *([subset] if subset is not None else []))
     # Temporaries to hold until the launches are done (the caller holds the operands).
     keep: list[Any] = []
     n = a.size if subset is None else subset.size
     itemsize = a.dtype.itemsize
-    # A flat walk when the term order does not matter or the layouts are C order: a dense
-    # operand (any axis order, even negative steps) is read from its lowest address.
-    if subset is None and b is None and is_dense(a.shape, a.strides, itemsize):
-        a_ptr = a.ptr + (extent(a.shape, a.strides, itemsize)[0] if n else 0)
-        b_ptr = a_ptr
-        layout = None
-    elif builtins.all(x.flags.c_contiguous for x in operands):
+    # A flat walk when the layouts are C order, or when the term order does not matter: a dense
+    # operand (any axis order, even negative steps) is read from its lowest address. (C order
+    # first: it is the common case, and the cheaper test for a launch-bound reduction.)
+    if builtins.all(x.flags.c_contiguous for x in operands):
         a_ptr = a.ptr
         b_ptr = a_ptr if b is None else b.ptr
+        layout = None
+    elif subset is None and b is None and is_dense(a.shape, a.strides, itemsize):
+        a_ptr = a.ptr + (extent(a.shape, a.strides, itemsize)[0] if n else 0)
+        b_ptr = a_ptr
         layout = None
     else:
         operands = [_contiguous(x) for x in operands]
@@ -190,45 +201,44 @@ def _reduce(
         subset_kind, subset_ptr = 0, 0
     _bundled.read_on(stream, *operands)
     if op == "sum":
-        name = f"reduce_sum_{kernel_type}_{acc.name}"
+        name = f"reduce_sum_{kernel_type}_{_name(acc)}"
     elif op == "dot":
         name = f"reduce_dot_{kernel_type}"
     else:
         name = f"reduce_{op}_{kernel_type}"
     stage1 = _bundled.function(_SOURCE, name, _SIGNATURE)
-    block = _bundled.reduction_block()
-    grid = 1 if n <= _ONE_BLOCK_TERMS else _bundled.grid_for(n, block)
-    if grid == 1:
-        target = result
-    else:
-        target = _creation.empty((grid,), acc, allocator=allocator if allocator is not None else a.allocator)
+    grid, block = _bundled.reduction_launch(n)
+    target: ArrayFields = result
+    if grid > 1:
+        target = _storage.new_c((grid,), acc, allocator if allocator is not None else a.allocator)
         keep.append(target)
     args = (n, layout if layout is not None else 0, subset_ptr, subset_kind, int(conj))
     _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args, keep=tuple(keep))
     if grid > 1:
         if op in ("sum", "dot"):
-            second = f"reduce_sum_{acc.name}_{acc.name}"
+            second = f"reduce_sum_{_name(acc)}_{_name(acc)}"
         elif op in ("any", "all"):
             second = f"reduce_{op}_bool"
         else:
-            second = f"reduce_{op}_{acc.name}"
+            second = f"reduce_{op}_{_name(acc)}"
         stage2 = _bundled.function(_SOURCE, second, _SIGNATURE)
         _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0, keep=(target,))
     _bundled.written_on(stream, result)
     return result
 
 
-def _result(dtype: np.dtype, allocator: Any, a: GPUArray) -> GPUArray:
-    return _creation.empty((), dtype, allocator=allocator if allocator is not None else a.allocator)
+def _result(dtype: np.dtype, allocator: Any, a: A) -> A:
+    """A new plain 0-d array for a reduction's result (a GPUArray, as ``a`` is for the typing)."""
+    return _storage.new_c((), dtype, allocator if allocator is not None else a.allocator)  # type: ignore[return-value]
 
 
-def _narrowed(value: GPUArray, dtype: np.dtype) -> GPUArray:
+def _narrowed(value: A, dtype: np.dtype) -> A:
     """A 0-d integer result as a narrower integer type: numpy's wrap-around cast is the low
     bytes (little-endian), so this is a view, not a copy."""
-    return value._view(value._offset, (), (), dtype)
+    return _storage.plain_view(value, value._offset, (), (), dtype)  # type: ignore[return-value]
 
 
-def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+def sum(a: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """The sum of all elements, as a 0-d GPUArray (numpy's accumulator type unless ``dtype``)."""
     a = _check_array(a, "sum's argument")
     want = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
@@ -236,14 +246,14 @@ def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = Non
     if src == np.float16 and want.kind == "f":
         # Half sums accumulate in float32 (as numpy's pairwise half sum does), then round once.
         acc = np.dtype(np.float32)
-        total = _reduce("sum", src.name, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
+        total = _reduce("sum", _name(src), _result(acc, allocator, a), acc, a, None, None, stream, allocator)
         return total if want == acc else total.astype(want, stream=stream)
-    if (src.name, want.name) in _SUM_KERNELS:
-        return _reduce("sum", src.name, _result(want, allocator, a), want, a, None, None, stream, allocator)
+    if (_name(src), _name(want)) in _SUM_KERNELS:
+        return _reduce("sum", _name(src), _result(want, allocator, a), want, a, None, None, stream, allocator)
     if want.kind in "iu" and src.kind in "biu":
         # Integer sums wrap alike in any integer width: sum in (u)int64, keep the low bytes.
         acc = _sum_dtype(src)
-        total = _reduce("sum", src.name, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
+        total = _reduce("sum", _name(src), _result(acc, allocator, a), acc, a, None, None, stream, allocator)
         return _narrowed(total, want)
     if want.kind == "b":
         raise TypeError("sum(dtype=bool) is not supported: use any()")
@@ -251,7 +261,7 @@ def sum(a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = Non
     return sum(a.astype(want, stream=stream), want, stream, allocator)
 
 
-def subset_sum(subset: GPUArray, a: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+def subset_sum(subset: A, a: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """``sum`` over the elements ``subset`` names (flat C-order indices into a). An index
     outside ``0 .. a.size - 1`` raises IndexError (checked on the device first, which waits
     for ``stream``; negative indices are not taken from the end)."""
@@ -259,32 +269,32 @@ def subset_sum(subset: GPUArray, a: GPUArray, dtype: Any = None, stream: Any = N
     a = _check_array(a, "subset_sum's argument")
     _check_indices(subset, a)
     want = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
-    if (a.dtype.name, want.name) not in _SUM_KERNELS:
+    if (_name(a.dtype), _name(want)) not in _SUM_KERNELS:
         if want.kind in "iu" and a.dtype.kind in "biu":
             acc = _sum_dtype(a.dtype)
-            total = _reduce("sum", a.dtype.name, _result(acc, allocator, a), acc, a, None, subset, stream, allocator)
+            total = _reduce("sum", _name(a.dtype), _result(acc, allocator, a), acc, a, None, subset, stream, allocator)
             return _narrowed(total, want)
         a = a.astype(want if want != np.float16 else np.float32, stream=stream)
         if want == np.float16:
             total = subset_sum(subset, a, np.float32, stream, allocator)
             return total.astype(np.float16, stream=stream)
-    return _reduce("sum", a.dtype.name, _result(want, allocator, a), want, a, None, subset, stream, allocator)
+    return _reduce("sum", _name(a.dtype), _result(want, allocator, a), want, a, None, subset, stream, allocator)
 
 
-def _dot_operands(a: GPUArray, b: GPUArray, dtype: Any, stream: Any, what: str) -> tuple[GPUArray, GPUArray, np.dtype]:
+def _dot_operands(a: A, b: A, dtype: Any, stream: Any, what: str) -> tuple[A, A, np.dtype]:
     a = _check_array(a, f"{what}'s first argument")
     b = _check_array(b, f"{what}'s second argument")
     if a.size != b.size or (a.shape != b.shape and a.ndim > 1 and b.ndim > 1):
         raise ValueError(f"{what}: the operands have shapes {a.shape} and {b.shape}; they need the same size")
     want = np.result_type(a.dtype, b.dtype) if dtype is None else np.dtype(dtype)
-    if want.name not in _DOT_TYPES:
+    if _name(want) not in _DOT_TYPES:
         if want == np.float16:
             want = np.dtype(np.float32)
         else:
             raise TypeError(f"{what} of {want} is not supported (integer, float or complex types are)")
     if a.shape != b.shape:  # same size, one of them 1-D: walk both as 1-D
-        a = a.reshape(a.size) if a.flags.c_contiguous else a.copy().reshape(a.size)
-        b = b.reshape(b.size) if b.flags.c_contiguous else b.copy().reshape(b.size)
+        a = _flat(a)
+        b = _flat(b)
     if a.dtype != want:
         a = a.astype(want, stream=stream)
     if b.dtype != want:
@@ -292,43 +302,48 @@ def _dot_operands(a: GPUArray, b: GPUArray, dtype: Any, stream: Any, what: str) 
     return a, b, want
 
 
-def dot(a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+def _flat(a: A) -> A:
+    """``a``'s elements as a plain 1-d array (a view where ``a`` is C-contiguous)."""
+    if not a.flags.c_contiguous:
+        a = a.copy()
+    return _storage.plain_view(a, a._offset, (a.size,), (a.dtype.itemsize,))  # type: ignore[return-value]
+
+
+def dot(a: A, b: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """The sum of a * b over all elements, as a 0-d GPUArray of the operands' common type."""
     asked = None if dtype is None else np.dtype(dtype)
     a, b, want = _dot_operands(a, b, dtype, stream, "dot")
-    result = _reduce("dot", want.name, _result(want, allocator, a), want, a, b, None, stream, allocator)
+    result = _reduce("dot", _name(want), _result(want, allocator, a), want, a, b, None, stream, allocator)
     return result if asked != np.float16 else result.astype(np.float16, stream=stream)
 
 
-def vdot(a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None) -> GPUArray:
+def vdot(a: A, b: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """As ``dot``, with ``a`` conjugated (numpy.vdot)."""
     asked = None if dtype is None else np.dtype(dtype)
     a, b, want = _dot_operands(a, b, dtype, stream, "vdot")
     result = _reduce(
-        "dot", want.name, _result(want, allocator, a), want, a, b, None, stream, allocator, conj=want.kind == "c"
+        "dot", _name(want), _result(want, allocator, a), want, a, b, None, stream, allocator, conj=want.kind == "c"
     )
     return result if asked != np.float16 else result.astype(np.float16, stream=stream)
 
 
-def subset_dot(
-    subset: GPUArray, a: GPUArray, b: GPUArray, dtype: Any = None, stream: Any = None, allocator: Any = None
-) -> GPUArray:
+def subset_dot(subset: A, a: A, b: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """``dot`` over the elements ``subset`` names (flat C-order indices into a and b); indices
     checked as :func:`subset_sum`'s."""
     subset = _check_array(subset, "subset_dot's subset")
     asked = None if dtype is None else np.dtype(dtype)
     a, b, want = _dot_operands(a, b, dtype, stream, "subset_dot")
     _check_indices(subset, a)
-    result = _reduce("dot", want.name, _result(want, allocator, a), want, a, b, subset, stream, allocator)
+    result = _reduce("dot", _name(want), _result(want, allocator, a), want, a, b, subset, stream, allocator)
     return result if asked != np.float16 else result.astype(np.float16, stream=stream)
 
 
-def _check_indices(subset: GPUArray, a: GPUArray) -> None:
+def _check_indices(subset: A, a: A) -> None:
     if subset.dtype not in _bundled.INDEX_KINDS:
         raise TypeError(f"subset indices must be int32, uint32, int64 or uint64, not {subset.dtype}")
 
 
-def _minmax(op: str, a: GPUArray, subset: GPUArray | None, stream: Any, allocator: Any) -> GPUArray:
+def _minmax(op: str, a: A, subset: A | None, stream: Any, allocator: Any) -> A:
     a = _check_array(a, f"{op}'s argument")
     n = a.size if subset is None else subset.size
     if n == 0:
@@ -342,48 +357,48 @@ def _minmax(op: str, a: GPUArray, subset: GPUArray | None, stream: Any, allocato
         _check_indices(subset, a)
     if dt.kind == "b":
         # bool orders as 0 < 1: the uint8 min/max, seen as bool again.
-        u8 = a.view(np.uint8)
-        return _minmax(op, u8, subset, stream, allocator).view(np.bool_)
-    return _reduce(op, dt.name, _result(dt, allocator, a), dt, a, None, subset, stream, allocator)
+        u8 = _storage.plain_view(a, a._offset, a.shape, a.strides, np.dtype(np.uint8))
+        return _minmax(op, u8, subset, stream, allocator).view(np.bool_)  # type: ignore[return-value]
+    return _reduce(op, _name(dt), _result(dt, allocator, a), dt, a, None, subset, stream, allocator)
 
 
-def min(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+def min(a: A, stream: Any = None, allocator: Any = None) -> A:
     """The smallest element (NaN if any is NaN), as a 0-d GPUArray."""
     return _minmax("min", a, None, stream, allocator)
 
 
-def max(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+def max(a: A, stream: Any = None, allocator: Any = None) -> A:
     """The largest element (NaN if any is NaN), as a 0-d GPUArray."""
     return _minmax("max", a, None, stream, allocator)
 
 
-def subset_min(subset: GPUArray, a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+def subset_min(subset: A, a: A, stream: Any = None, allocator: Any = None) -> A:
     """The smallest of the elements ``subset`` names (flat C-order indices into a); indices
     checked as :func:`subset_sum`'s."""
     return _minmax("min", a, _check_array(subset, "subset_min's subset"), stream, allocator)
 
 
-def subset_max(subset: GPUArray, a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+def subset_max(subset: A, a: A, stream: Any = None, allocator: Any = None) -> A:
     """The largest of the elements ``subset`` names (flat C-order indices into a); indices
     checked as :func:`subset_sum`'s."""
     return _minmax("max", a, _check_array(subset, "subset_max's subset"), stream, allocator)
 
 
-def _truth(op: str, a: GPUArray, stream: Any, allocator: Any) -> GPUArray:
+def _truth(op: str, a: A, stream: Any, allocator: Any) -> A:
     a = _check_array(a, f"{op}'s argument")
     dt = a.dtype
-    kernel_type = _TRUTH_TYPES[dt.name]
-    if kernel_type != dt.name:
-        a = a.view(np.dtype(kernel_type))
+    kernel_type = _TRUTH_TYPES[_name(dt)]
+    if kernel_type != _name(dt):
+        a = _storage.plain_view(a, a._offset, a.shape, a.strides, np.dtype(kernel_type))  # type: ignore[assignment]
     acc = np.dtype(np.bool_)
     return _reduce(op, kernel_type, _result(acc, allocator, a), acc, a, None, None, stream, allocator)
 
 
-def any(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+def any(a: A, stream: Any = None, allocator: Any = None) -> A:
     """Whether any element is non-zero, as a 0-d bool GPUArray."""
     return _truth("any", a, stream, allocator)
 
 
-def all(a: GPUArray, stream: Any = None, allocator: Any = None) -> GPUArray:
+def all(a: A, stream: Any = None, allocator: Any = None) -> A:
     """Whether every element is non-zero, as a 0-d bool GPUArray."""
     return _truth("all", a, stream, allocator)

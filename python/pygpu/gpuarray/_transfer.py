@@ -1,34 +1,35 @@
 """Copies: host to device and back (``get``/``set`` for any layout), device to device
-(``copy``, ``copy_into``) and byte fills, each ordered on the stream it is issued on."""
+(``copy``, ``copy_into``), between devices (``copy_to_device``) and byte fills, each ordered on the stream it is issued on."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Self
 
 import numpy as np
 
-from pygpu._contexts import Device
-from pygpu._multi_device import check_devices, current_device, several_devices
-from pygpu._pinned import pagelocked_empty
+from pygpu._driver.contexts import Device
+from pygpu._driver.devices import check_devices, current_device, ordinal_of, several_devices
+from pygpu._driver.pinned import pagelocked_empty
 from pygpu._pygpu import (
     DeviceAllocation,
-    cudaStreamSynchronize,
     mem_alloc,
     memcpy_dtod,
     memcpy_dtoh,
     memcpy_htod,
+    memcpy_peer,
+    memcpy_peer_async,
     memset_d8,
     memset_d16,
     memset_d32,
+    stream_synchronize,
 )
-from pygpu.gpuarray import _arithmetic, _core, _elementwise
+import pygpu.gpuarray._arithmetic as _arithmetic
+import pygpu.gpuarray._elementwise as _elementwise
+import pygpu.gpuarray._storage as _storage
 from pygpu.gpuarray._dtypes import check_dtype
-from pygpu.gpuarray._fields import ArrayFields
 from pygpu.gpuarray._layout import extent, is_dense, offsets, trailing_block
-
-if TYPE_CHECKING:
-    from pygpu.gpuarray._core import GPUArray
+from pygpu.gpuarray._storage import ArrayFields
 
 __all__ = ["TransferMixin", "copy_into", "fill_bytes", "host_buffer", "memcpy_discontig"]
 
@@ -123,7 +124,7 @@ class TransferMixin(ArrayFields):
             # The destination may be page-locked, so the copy may still be running.
             if async_:
                 return out
-            cudaStreamSynchronize(stream).check()
+            stream_synchronize(stream)
         self._order.forget()
         return out
 
@@ -142,8 +143,8 @@ class TransferMixin(ArrayFields):
         """
         if self._readonly:
             raise ValueError("assignment destination is read-only")
-        if isinstance(ary, _core.GPUArray):
-            copy_into(cast("GPUArray", self), ary, stream)
+        if isinstance(ary, ArrayFields):
+            copy_into(self, ary, stream)
             return
         if several_devices() and self.device != current_device():
             with Device(self.device):
@@ -178,7 +179,6 @@ class TransferMixin(ArrayFields):
         values go through page-locked staging that the graph keeps (never a pageable temporary),
         and a strided destination is written on the device from a contiguous copy, never by a
         host read-modify-write, which would happen once, at capture time."""
-        me = cast("GPUArray", self)
         staging = pagelocked_empty(self.shape, self.dtype)
         staging[...] = value
         flags = self._flags or self.flags
@@ -189,9 +189,9 @@ class TransferMixin(ArrayFields):
         # mem_alloc, not the pool: pooled blocks are ordered on the legacy default stream, which
         # a capturing blocking stream must not meet (cudaErrorStreamCaptureImplicit); the CUDA
         # backend allows this plain allocation during a capture (relaxed mode for that call).
-        dense = _core.GPUArray(self.shape, self.dtype, allocator=mem_alloc)
+        dense = _storage.array_class(self.shape, self.dtype, allocator=mem_alloc)
         memcpy_htod(dense.ptr, staging, stream)
-        copy_into(me, dense, stream)
+        copy_into(self, dense, stream)
         stream.keep_while_captured((staging, dense))
 
     def _set_span(self, value: Any, stream: Any) -> None:
@@ -208,27 +208,33 @@ class TransferMixin(ArrayFields):
         """``set(ary, async_=True, stream=stream)`` (PyCUDA's): the copy is ordered on ``stream``."""
         self.set(ary, async_=True, stream=stream)
 
-    def copy(self, stream: Any = None) -> GPUArray:
+    def copy(self, stream: Any = None) -> Self:
         """A new array with the same values: the same layout when the elements tile their
-        span with positive strides (one device copy), else C order."""
+        span with positive strides (one device copy), else C order. A subclass's array is copied
+        into a new array from its ``_new_like_me``, as numpy's copy keeps the subclass."""
         shape, strides = self.shape, self.strides
-        if self.size and min(strides, default=0) >= 0 and is_dense(shape, strides, self.dtype.itemsize):
-            result = _core.GPUArray(shape, self.dtype, self.allocator, strides=strides)
+        if self.__class__ is not _storage.array_class:
+            flags = self.flags
+            result: ArrayFields = _storage.new_like(
+                self, self.dtype, "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+            )
+        elif self.size and min(strides, default=0) >= 0 and is_dense(shape, strides, self.dtype.itemsize):
+            result = _storage.array_class(shape, self.dtype, self.allocator, strides=strides)
         else:
             flags = self.flags
             order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
-            result = _core.GPUArray(shape, self.dtype, self.allocator, order=order)
-        copy_into(result, cast("GPUArray", self), stream)
-        return result
+            result = _storage.array_class(shape, self.dtype, self.allocator, order=order)
+        copy_into(result, self, stream)
+        return result  # type: ignore[return-value]
 
-    def fill(self, value: Any, stream: Any = None) -> GPUArray:
+    def fill(self, value: Any, stream: Any = None) -> Self:
         """Sets every element to ``value`` (cast as numpy would); returns self. On the device
         (a memset or a kernel), so it can be captured in a graph."""
         if self._readonly:
             raise ValueError("assignment destination is read-only")
         scalar = np.empty((), self.dtype)
         scalar[()] = value
-        me = cast("GPUArray", self)
+        me = self
         if self.size == 0:
             return me
         check_devices((self,))
@@ -254,7 +260,7 @@ class TransferMixin(ArrayFields):
             _elementwise.launch("cast", f"copy_x{itemsize}", [me], [pattern.ljust(16, b"\0")], stream)
         return me
 
-    def astype(self, dtype: Any, stream: Any = None) -> GPUArray:
+    def astype(self, dtype: Any, stream: Any = None) -> Self:
         """A converted copy, as numpy's astype (a cast kernel on the device)."""
         dt = check_dtype(dtype)
         if dt == self.dtype:
@@ -265,11 +271,17 @@ class TransferMixin(ArrayFields):
                 f"astype from {self.dtype} to {dt}: structs (pygpu.vec types) are copied, not converted; "
                 "convert on the host (ary.get().astype(...)) or write the conversion as an ElementwiseKernel"
             )
-        me = cast("GPUArray", self)
-        return _arithmetic.converted(me, _core.new_like(me, dt), stream)
+        return _arithmetic.converted(self, _storage.new_like(self, dt), stream)  # type: ignore[return-value]
 
 
-def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
+def copy_in_order(src: ArrayFields, order: str) -> ArrayFields:
+    """A new plain array with ``src``'s values in C or Fortran ``order``."""
+    result = _storage.array_class(src.shape, src.dtype, src.allocator, order=order)
+    copy_into(result, src, None)
+    return result
+
+
+def copy_into(dst: ArrayFields, src: ArrayFields, stream: Any) -> None:
     """dst[...] = src on the device, for any layouts (same shape and dtype)."""
     if dst._readonly:
         raise ValueError("assignment destination is read-only")
@@ -295,7 +307,7 @@ def copy_into(dst: GPUArray, src: GPUArray, stream: Any) -> None:
     if dptr + dlo < sptr + shi and sptr + slo < dptr + dhi:
         if dptr == sptr and dst.strides == src.strides:
             return
-        src = _core.copy_in_order(src, "C")
+        src = copy_in_order(src, "C")
         sptr = src.ptr
         slo, shi = 0, src.size * itemsize
     if dst.strides == src.strides and is_dense(shape, dst.strides, itemsize):
@@ -329,7 +341,7 @@ def memcpy_discontig(dst: Any, src: Any, async_: bool = False, stream: Any = Non
     if dst.dtype != src.dtype:
         raise ValueError(f"cannot copy an array of dtype {src.dtype} into one of dtype {dst.dtype}")
     stream = stream if async_ else None
-    dst_device, src_device = isinstance(dst, _core.GPUArray), isinstance(src, _core.GPUArray)
+    dst_device, src_device = isinstance(dst, ArrayFields), isinstance(src, ArrayFields)
     if dst_device and src_device:
         copy_into(dst, src, stream)
     elif dst_device:
@@ -340,7 +352,7 @@ def memcpy_discontig(dst: Any, src: Any, async_: bool = False, stream: Any = Non
         np.copyto(dst, src)
 
 
-def _aligned(a: GPUArray) -> bool:
+def _aligned(a: ArrayFields) -> bool:
     """Whether every element of ``a`` is aligned for the copy kernels' loads."""
     align = min(a.dtype.itemsize, 8)
     return a.ptr % align == 0 and all(s % align == 0 for s in a.strides)
@@ -352,7 +364,7 @@ _COPY_WIDTHS = (1, 2, 4, 8, 16)
 _MAX_FILL_PARTS = 8
 
 
-def _fill_widths(a: GPUArray) -> list[int]:
+def _fill_widths(a: ArrayFields) -> list[int]:
     """[w]: the widest part (8, 4, 2 or 1 bytes) that divides the element size, the address and
     every stride of ``a``, when ``itemsize / w`` parts are few enough; [] otherwise."""
     for w in (8, 4, 2, 1):
@@ -361,12 +373,12 @@ def _fill_widths(a: GPUArray) -> list[int]:
     return []
 
 
-def _fill_by_parts(a: GPUArray, pattern: bytes, width: int, stream: Any) -> None:
+def _fill_by_parts(a: ArrayFields, pattern: bytes, width: int, stream: Any) -> None:
     """Fills elements of a size without a copy kernel (a 12-byte vec.float3, a 24-byte
     double3) as ``itemsize / width`` interleaved arrays of ``width``-byte words, one fill each:
     on the device (capturable in a graph) as every other fill."""
     part = np.dtype(f"u{width}")
-    words = a._view(a._offset, (*a.shape, a.dtype.itemsize // width), (*a.strides, width), part)
+    words = _storage.plain_view(a, a._offset, (*a.shape, a.dtype.itemsize // width), (*a.strides, width), part)
     for k, word in enumerate(np.frombuffer(pattern, part)):
         words[..., k].fill(word, stream)
 
@@ -395,3 +407,34 @@ def fill_bytes(addr: int, nbytes: int, pattern: bytes, stream: Any) -> None:
         memset_d32(addr, int.from_bytes(pattern[:4], "little"), nbytes // 4, stream)
     else:
         raise ValueError(f"no memset writes the pattern {pattern!r}")
+
+
+def copy_to_device(a: ArrayFields, device: Any, stream: Any = None) -> ArrayFields:
+    """A C-ordered copy of ``a`` on ``device`` (GPUArray.copy_to). Without a stream the copy is
+    ordered after all work queued on both devices; with one (a stream of ``a``'s device) it is
+    ordered on that stream only, and the caller synchronises it before using the copy."""
+    target = ordinal_of(device, "device")
+    Device(target)  # checks the ordinal
+    source = a
+    if not a.flags.c_contiguous:
+        with Device(a.device):
+            source = copy_in_order(a, "C")
+    with Device(target):
+        out = _storage.array_class(a.shape, a.dtype)
+    nbytes = source.size * source.dtype.itemsize
+    if nbytes == 0:
+        return out
+    if stream is not None and stream.device != source.device:
+        raise ValueError(
+            f"copy_to issues the copy on the source array's device {source.device}: give a stream of that device, "
+            f"not of device {stream.device}"
+        )
+    with Device(source.device):
+        source._order.before(stream)
+        if stream is None:
+            # Ordered after all work of both devices (cuMemcpyPeer serialises with both contexts).
+            memcpy_peer(out.gpudata, target, source.ptr, source.device, nbytes)
+        else:
+            # Ordered on ``stream`` only: the caller synchronises it before using the copy.
+            memcpy_peer_async(out.gpudata, target, source.ptr, source.device, nbytes, stream)
+    return out

@@ -25,18 +25,23 @@ use super::{
     Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, HOST_ALLOC_PORTABLE,
     IPC_HANDLE_BYTES, STREAM_NON_BLOCKING,
 };
+use super::{DeviceMemory, Devices, Graphs, HostMemory, Interprocess, Kernels, PeerAccess, PooledMemory, Streams};
 
 /// The oldest driver whose API we rely on: CUDA 12.0.
 const MIN_DRIVER_VERSION: c_int = 12000;
 
 mod backend;
-mod capture;
 mod copy;
-mod device;
+mod devices;
+mod graphs;
+mod host_memory;
+mod ipc;
+mod memory;
 mod module;
 mod peer;
 mod pitched_copy;
 mod pool;
+mod streams;
 pub(crate) mod sys;
 
 use sys::*;

@@ -2,8 +2,8 @@
 
 use super::*;
 
-impl CudaBackend {
-    pub(super) fn cuda_module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
+impl Kernels for CudaBackend {
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
         self.ensure_context()?;
         // PTX is text and must be NUL-terminated; a trailing NUL is harmless for binaries.
         let mut data = Vec::with_capacity(image.len() + 1);
@@ -44,20 +44,71 @@ impl CudaBackend {
             };
             let detail =
                 [log(&error_log), log(&info_log)].into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
-            return Err(Error::Detailed {
+            return Err(Error::detailed(
                 code,
-                backend: BackendKind::Cuda,
-                detail: if detail.is_empty() {
-                    "the JIT log is empty".to_string()
-                } else {
-                    format!("JIT log:\n{detail}")
-                },
-            });
+                BackendKind::Cuda,
+                if detail.is_empty() { "the JIT log is empty".to_string() } else { format!("JIT log:\n{detail}") },
+            ));
         }
         Ok(ModuleHandle(module as usize))
     }
 
-    pub(super) fn cuda_max_potential_block_size(
+    unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: the caller hands over a live module that nothing uses afterwards.
+        check(unsafe { (self.api.cuModuleUnload)(module.0 as CUmodule) })
+    }
+
+    fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
+        let cname = symbol_name(name)?;
+        let mut function: CUfunction = null_mut();
+        // SAFETY: live module (kept alive by its owner), NUL-terminated name, valid out-pointer.
+        let code = unsafe { (self.api.cuModuleGetFunction)(&mut function, module.0 as CUmodule, cname.as_ptr()) };
+        if code != 0 {
+            return Err(Error::detailed(
+                code,
+                BackendKind::Cuda,
+                format!("no kernel named {name:?} in this module (is it extern \"C\"?)"),
+            ));
+        }
+        Ok(FunctionHandle(function as usize))
+    }
+
+    fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
+        let cname = symbol_name(name)?;
+        let (mut ptr, mut bytes): (CUdeviceptr, usize) = (0, 0);
+        // SAFETY: as for module_get_function.
+        let code =
+            unsafe { (self.api.cuModuleGetGlobal_v2)(&mut ptr, &mut bytes, module.0 as CUmodule, cname.as_ptr()) };
+        if code != 0 {
+            return Err(Error::detailed(code, BackendKind::Cuda, format!("no global named {name:?} in this module")));
+        }
+        Ok((ptr, bytes))
+    }
+
+    fn function_param_sizes(&self, function: FunctionHandle) -> Result<Option<Vec<usize>>> {
+        let Some(param_info) = self.param_info else { return Ok(None) };
+        let mut sizes = Vec::new();
+        // The driver answers CUDA_ERROR_INVALID_VALUE past the last parameter.
+        for index in 0..4096 {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: live function handle, valid out-pointers.
+            if unsafe { param_info(function.0 as CUfunction, index, &mut offset, &mut size) } != 0 {
+                break;
+            }
+            sizes.push(size);
+        }
+        Ok(Some(sizes))
+    }
+
+    fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: live function handle, valid out-pointer.
+        check(unsafe { (self.api.cuFuncGetAttribute)(&mut value, attribute as c_int, function.0 as CUfunction) })?;
+        Ok(value)
+    }
+
+    fn max_potential_block_size(
         &self,
         function: FunctionHandle,
         dynamic_shared: usize,
@@ -79,7 +130,7 @@ impl CudaBackend {
         Ok((grid, block))
     }
 
-    pub(super) unsafe fn cuda_launch_kernel(
+    unsafe fn launch_kernel(
         &self,
         function: FunctionHandle,
         config: &LaunchConfig,
@@ -108,5 +159,24 @@ impl CudaBackend {
                 )
             })
         })
+    }
+
+    fn function_get_attribute(&self, function: FunctionHandle, attribute: i32) -> Result<i32> {
+        let mut value: c_int = 0;
+        // SAFETY: live function handle, valid out-pointer; the driver validates the attribute.
+        check(unsafe { (self.api.cuFuncGetAttribute)(&mut value, attribute, function.0 as CUfunction) })?;
+        Ok(value)
+    }
+
+    fn function_set_attribute(&self, function: FunctionHandle, attribute: i32, value: i32) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: live function handle; the driver validates attribute and value.
+        check(unsafe { (self.api.cuFuncSetAttribute)(function.0 as CUfunction, attribute, value) })
+    }
+
+    fn function_set_cache_config(&self, function: FunctionHandle, config: i32) -> Result<()> {
+        self.ensure_context()?;
+        // SAFETY: live function handle; the driver validates the configuration.
+        check(unsafe { (self.api.cuFuncSetCacheConfig)(function.0 as CUfunction, config) })
     }
 }

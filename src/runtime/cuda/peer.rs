@@ -1,11 +1,26 @@
-//! Several devices: peer access between primary contexts, copies between devices, and
-//! events shared with other processes.
+//! Several devices: peer access between primary contexts (and to each other's memory pools),
+//! and copies between devices.
 
 use super::*;
 use crate::runtime::PeerCopy;
 
 impl CudaBackend {
-    pub(super) fn cuda_enable_peer_access(&self, peer: i32, flags: u32) -> Result<()> {
+    /// Lets `device` address blocks of `owner`'s default memory pool (or no longer).
+    fn set_pool_access(&self, owner: i32, device: i32, flags: CUmemAccess_flags) -> Result<()> {
+        let Some(pool) = self.memory_pool(owner)? else {
+            return Ok(()); // no pools (PYGPU_MEMORY_POOL=0, or a driver without them)
+        };
+        let desc = CUmemAccessDesc {
+            location: CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: device },
+            flags,
+        };
+        // SAFETY: pool is owner's default pool (alive with its context); one valid descriptor.
+        check(unsafe { (self.api.cuMemPoolSetAccess)(pool, &desc, 1) })
+    }
+}
+
+impl PeerAccess for CudaBackend {
+    fn enable_peer_access(&self, peer: i32, flags: u32) -> Result<()> {
         self.ensure_context()?;
         let device = self.get_device()?;
         if peer == device {
@@ -20,7 +35,7 @@ impl CudaBackend {
         self.set_pool_access(peer, device, CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
     }
 
-    pub(super) fn cuda_disable_peer_access(&self, peer: i32) -> Result<()> {
+    fn disable_peer_access(&self, peer: i32) -> Result<()> {
         self.ensure_context()?;
         let device = self.get_device()?;
         if peer == device {
@@ -32,20 +47,7 @@ impl CudaBackend {
         self.set_pool_access(peer, device, CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE)
     }
 
-    /// Lets `device` address blocks of `owner`'s default memory pool (or no longer).
-    fn set_pool_access(&self, owner: i32, device: i32, flags: CUmemAccess_flags) -> Result<()> {
-        let Some(pool) = self.memory_pool(owner)? else {
-            return Ok(()); // no pools (PYGPU_MEMORY_POOL=0, or a driver without them)
-        };
-        let desc = CUmemAccessDesc {
-            location: CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: device },
-            flags,
-        };
-        // SAFETY: pool is owner's default pool (alive with its context); one valid descriptor.
-        check(unsafe { (self.api.cuMemPoolSetAccess)(pool, &desc, 1) })
-    }
-
-    pub(super) fn cuda_memcpy_peer(&self, copy: &PeerCopy, s: Option<StreamHandle>) -> Result<()> {
+    fn memcpy_peer(&self, copy: &PeerCopy, s: Option<StreamHandle>) -> Result<()> {
         self.ensure_context()?;
         let PeerCopy { dst, dst_device, src, src_device, bytes } = *copy;
         let (dst_ctx, src_ctx) = (self.primary_context(dst_device)?, self.primary_context(src_device)?);
@@ -56,22 +58,5 @@ impl CudaBackend {
             // SAFETY: as above; the stream is the caller's (checked to be of the current device).
             Some(_) => check(unsafe { (self.api.cuMemcpyPeerAsync)(dst, dst_ctx, src, src_ctx, bytes, stream(s)) }),
         }
-    }
-
-    pub(super) fn cuda_ipc_get_event_handle(&self, event: EventHandle) -> Result<[u8; IPC_HANDLE_BYTES]> {
-        self.ensure_context()?;
-        let mut handle = CUipcEventHandle { reserved: [0; IPC_HANDLE_BYTES] };
-        // SAFETY: valid out-pointer; the event is a live handle of ours (the driver checks its flags).
-        check(unsafe { (self.api.cuIpcGetEventHandle)(&mut handle, event.0 as CUevent) })?;
-        Ok(handle.reserved.map(|b| b as u8))
-    }
-
-    pub(super) fn cuda_ipc_open_event_handle(&self, handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
-        self.ensure_context()?;
-        let handle = CUipcEventHandle { reserved: handle.map(|b| b as c_char) };
-        let mut event: CUevent = null_mut();
-        // SAFETY: valid out-pointer; the handle is opaque bytes the driver validates.
-        check(unsafe { (self.api.cuIpcOpenEventHandle)(&mut event, handle) })?;
-        Ok(EventHandle(event as usize))
     }
 }

@@ -7,7 +7,25 @@ use crate::runtime::pool::size_class;
 use crate::runtime::CUDA_STREAM_LEGACY;
 
 impl CudaBackend {
-    pub(super) fn cuda_pool_malloc(&self, bytes: usize, s: StreamHandle) -> Result<(DevicePtr, u64)> {
+    /// The driver's stream-ordered free, in the block's own context.
+    /// # Safety
+    /// `ptr` came from cuMemAllocAsync on `device` and nothing queued later uses it.
+    unsafe fn free_to_driver_pool(&self, ptr: DevicePtr, device: i32, s: StreamHandle) -> Result<()> {
+        // In the block's own context, so the free is ordered on that device's stream.
+        self.in_device_context(device, || {
+            if self.unordered_streams.load(Ordering::Acquire) {
+                // Work on a non-blocking stream may still use the block: wait for it.
+                // SAFETY: the device's context is current.
+                check(unsafe { (self.api.cuCtxSynchronize)() })?;
+            }
+            // SAFETY: ptr came from cuMemAllocAsync on this device and nothing queued later uses it.
+            check(unsafe { (self.api.cuMemFreeAsync)(ptr, stream(Some(s))) })
+        })
+    }
+}
+
+impl PooledMemory for CudaBackend {
+    fn pool_malloc(&self, bytes: usize, s: StreamHandle) -> Result<(DevicePtr, u64)> {
         if bytes == 0 {
             return Ok((0, 0));
         }
@@ -31,14 +49,7 @@ impl CudaBackend {
         Ok((ptr, ticket))
     }
 
-    pub(super) unsafe fn cuda_pool_free(
-        &self,
-        ptr: DevicePtr,
-        bytes: usize,
-        ticket: u64,
-        device: i32,
-        s: StreamHandle,
-    ) -> Result<()> {
+    unsafe fn pool_free(&self, ptr: DevicePtr, bytes: usize, ticket: u64, device: i32, s: StreamHandle) -> Result<()> {
         if ptr == 0 {
             return Ok(());
         }
@@ -54,23 +65,7 @@ impl CudaBackend {
         unsafe { self.free_to_driver_pool(ptr, device, s) }
     }
 
-    /// The driver's stream-ordered free, in the block's own context.
-    /// # Safety
-    /// `ptr` came from cuMemAllocAsync on `device` and nothing queued later uses it.
-    unsafe fn free_to_driver_pool(&self, ptr: DevicePtr, device: i32, s: StreamHandle) -> Result<()> {
-        // In the block's own context, so the free is ordered on that device's stream.
-        self.in_device_context(device, || {
-            if self.unordered_streams.load(Ordering::Acquire) {
-                // Work on a non-blocking stream may still use the block: wait for it.
-                // SAFETY: the device's context is current.
-                check(unsafe { (self.api.cuCtxSynchronize)() })?;
-            }
-            // SAFETY: ptr came from cuMemAllocAsync on this device and nothing queued later uses it.
-            check(unsafe { (self.api.cuMemFreeAsync)(ptr, stream(Some(s))) })
-        })
-    }
-
-    pub(super) fn cuda_pool_trim(&self, device: i32) -> Result<()> {
+    fn pool_trim(&self, device: i32) -> Result<()> {
         let Some(pool) = self.memory_pool(device)? else {
             return Ok(());
         };
@@ -88,7 +83,17 @@ impl CudaBackend {
         })
     }
 
-    pub(super) fn cuda_pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
+    fn pool_note_unordered_stream(&self) -> Result<()> {
+        self.note_unordered_streams()
+    }
+
+    fn pool_note_per_thread_stream(&self) {
+        if !self.per_thread_stream_used.swap(true, Ordering::AcqRel) {
+            self.block_cache.stream_opened();
+        }
+    }
+
+    fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
         let Some(pool) = self.memory_pool(device)? else {
             return Ok(None);
         };

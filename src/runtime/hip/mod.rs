@@ -1,5 +1,5 @@
 //! The HIP backend over the HIP runtime API (libamdhip64), compiled only with the `hip`
-//! cargo feature. HIP's runtime already has the model the `Backend` trait describes —
+//! cargo feature. HIP's runtime already has the model the `Backend` traits describe —
 //! one current device per host thread (hipSetDevice/hipGetDevice), each device's
 //! primary context, a legacy null stream — so this is a thin, direct mapping.
 //!
@@ -25,6 +25,7 @@
 use std::ffi::{c_char, c_int, c_ushort, c_void, CStr};
 use std::ptr::null_mut;
 
+use super::pitched::PitchedCopy;
 use super::{
     kernel::symbol_name, FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig,
     MemsetValue, ModuleHandle,
@@ -32,9 +33,17 @@ use super::{
 use super::{
     Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, IPC_HANDLE_BYTES,
 };
+use super::{DeviceMemory, Devices, Graphs, HostMemory, Interprocess, Kernels, PeerAccess, PooledMemory, Streams};
 
 mod attributes;
 mod backend;
+mod devices;
+mod graphs;
+mod host_memory;
+mod ipc;
+mod kernels;
+mod memory;
+mod streams;
 pub(crate) mod sys;
 
 use sys::*;

@@ -16,7 +16,7 @@ fn device_count_is_a_clean_hip_error_without_a_gpu() {
     assert!(hip.runtime_version() > 0);
     match hip.device_count() {
         Ok(n) => assert!(n > 0, "device_count returned Ok({n})"),
-        Err(e @ Error::Api { code: 100, backend: BackendKind::Hip }) => {
+        Err(e @ Error::Api { code: 100, backend: BackendKind::Hip, .. }) => {
             let text = e.to_string();
             println!("device_count() error: {text}");
             assert!(text.contains("hipErrorNoDevice"), "{text}");
@@ -59,7 +59,7 @@ fn device_calls_without_a_gpu_fail_with_hip_codes() {
         ("event_create", hip.event_create(0).map(|_| ())),
     ] {
         match result {
-            Err(e @ Error::Api { backend: BackendKind::Hip, code }) => {
+            Err(e @ Error::Api { backend: BackendKind::Hip, code, .. }) => {
                 assert_ne!(code, 0);
                 println!("{what}: {e}");
                 assert!(e.to_string().starts_with("hipError"), "{what}: {e}");

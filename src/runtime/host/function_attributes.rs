@@ -20,7 +20,7 @@ impl HostBackend {
             return Ok(value);
         }
         match attribute {
-            0..=6 => match function_attribute_from_raw(attribute) {
+            0..=6 => match FunctionAttribute::from_raw(attribute) {
                 Some(a) => self.function_attribute(function, a),
                 None => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
             },
@@ -47,14 +47,14 @@ impl HostBackend {
             _ => false,
         };
         if !valid {
-            return Err(Error::Detailed {
-                code: CUDA_ERROR_INVALID_VALUE,
-                backend: BackendKind::Host,
-                detail: format!(
+            return Err(Error::detailed(
+                CUDA_ERROR_INVALID_VALUE,
+                BackendKind::Host,
+                format!(
                     "function attribute {attribute} cannot be set to {value}: settable are \
                      MAX_DYNAMIC_SHARED_SIZE_BYTES (0..={MAX_SHARED_PER_BLOCK}) and PREFERRED_SHARED_MEMORY_CARVEOUT (-1..=100)"
                 ),
-            });
+            ));
         }
         state.function_settings.insert((function.0, attribute), value);
         Ok(())

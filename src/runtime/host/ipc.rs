@@ -1,7 +1,7 @@
 //! Memory and events shared with other processes on the host backend, as CUDA IPC shares
 //! them between processes on one node.
 //!
-//! A plain allocation (`Backend::malloc`, PyCUDA's `mem_alloc`) is a private anonymous
+//! A plain allocation (`DeviceMemory::malloc`, PyCUDA's `mem_alloc`) is a private anonymous
 //! mapping of whole pages. Exporting it (`ipc_get_mem_handle`) moves its bytes into a memfd
 //! and maps the file over the same addresses, so the exporter's pointers stay valid; the
 //! handle names the process, the descriptor and the file's inode, and another process maps
@@ -76,7 +76,7 @@ impl MemoryHandle {
 }
 
 fn invalid(detail: String) -> Error {
-    Error::Detailed { code: CUDA_ERROR_INVALID_VALUE, backend: BackendKind::Host, detail }
+    Error::detailed(CUDA_ERROR_INVALID_VALUE, BackendKind::Host, detail)
 }
 
 fn page_size() -> usize {
@@ -93,7 +93,7 @@ fn own_process(pid: u32, what: &str) -> Error {
 }
 
 impl HostBackend {
-    /// `Backend::malloc`: fresh zeroed pages, exportable later.
+    /// `DeviceMemory::malloc`: fresh zeroed pages, exportable later.
     pub(super) fn cpu_malloc_pages(&self, bytes: usize) -> Result<DevicePtr> {
         if bytes == 0 {
             return Ok(0);
@@ -145,8 +145,45 @@ impl HostBackend {
     pub(super) fn is_ipc_mapping(state: &State, ptr: DevicePtr) -> bool {
         state.ipc_opened.contains_key(&ptr)
     }
+}
 
-    pub(super) fn cpu_ipc_get_mem_handle(&self, ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
+/// Moves the bytes of the private mapping `[base, base + map_bytes)` into a new memfd and maps
+/// the file over the same addresses.
+fn share_in_place(base: DevicePtr, map_bytes: usize) -> Result<SharedFile> {
+    let failed =
+        |what: &str| invalid(format!("sharing the allocation failed ({what}: {})", std::io::Error::last_os_error()));
+    // SAFETY: the name is a NUL-terminated literal.
+    let fd = unsafe { libc::memfd_create(c"pygpu-ipc".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(failed("memfd_create"));
+    }
+    // SAFETY: fd was just returned by memfd_create and nothing else owns it.
+    let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    file.set_len(map_bytes as u64).map_err(|_| failed("ftruncate"))?;
+    // SAFETY: the range is our live private mapping (the caller holds the registry lock), readable.
+    let current = unsafe { std::slice::from_raw_parts(base as *const u8, map_bytes) };
+    file.write_all_at(current, 0).map_err(|_| failed("write"))?;
+    let inode = file.metadata().map_err(|_| failed("fstat"))?.ino();
+    // SAFETY: MAP_FIXED replaces exactly our own page-aligned private mapping with the file's
+    // pages, which now hold the same bytes; no other memory is touched.
+    let mapped = unsafe {
+        libc::mmap(
+            base as *mut libc::c_void,
+            map_bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if mapped == libc::MAP_FAILED || mapped as u64 != base {
+        return Err(failed("mmap"));
+    }
+    Ok(SharedFile { file, inode })
+}
+
+impl Interprocess for HostBackend {
+    fn ipc_get_mem_handle(&self, ptr: DevicePtr) -> Result<[u8; IPC_HANDLE_BYTES]> {
         let mut state = self.state();
         let found = state.allocations.range(..=ptr).next_back().map(|(s, (n, _))| (*s, *n));
         let Some((base, bytes)) = found.filter(|(s, n)| ptr < s + (*n).max(1) as u64) else {
@@ -180,7 +217,7 @@ impl HostBackend {
         .encode())
     }
 
-    pub(super) fn cpu_ipc_open_mem_handle(&self, handle: &[u8; IPC_HANDLE_BYTES], flags: u32) -> Result<DevicePtr> {
+    fn ipc_open_mem_handle(&self, handle: &[u8; IPC_HANDLE_BYTES], flags: u32) -> Result<DevicePtr> {
         let h = MemoryHandle::decode(handle).ok_or_else(|| {
             invalid("these 64 bytes are not a memory handle from mem_get_ipc_handle on the host backend".to_string())
         })?;
@@ -232,7 +269,7 @@ impl HostBackend {
 
     /// # Safety
     /// Nothing uses the mapping at `ptr` afterwards.
-    pub(super) unsafe fn cpu_ipc_close_mem_handle(&self, ptr: DevicePtr) -> Result<()> {
+    unsafe fn ipc_close_mem_handle(&self, ptr: DevicePtr) -> Result<()> {
         let mut state = self.state();
         let Some((mapping, map_bytes)) = state.ipc_opened.remove(&ptr) else {
             return Err(invalid(format!("0x{ptr:x} is not memory opened from an IPC handle")));
@@ -243,7 +280,7 @@ impl HostBackend {
         Ok(())
     }
 
-    pub(super) fn cpu_ipc_get_event_handle(&self, event: EventHandle) -> Result<[u8; IPC_HANDLE_BYTES]> {
+    fn ipc_get_event_handle(&self, event: EventHandle) -> Result<[u8; IPC_HANDLE_BYTES]> {
         let state = self.state();
         let ev = state.events.get(&event.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
         if ev.flags & EVENT_INTERPROCESS == 0 {
@@ -258,7 +295,7 @@ impl HostBackend {
         Ok(h)
     }
 
-    pub(super) fn cpu_ipc_open_event_handle(&self, handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
+    fn ipc_open_event_handle(&self, handle: &[u8; IPC_HANDLE_BYTES]) -> Result<EventHandle> {
         if &handle[..8] != EVENT_MAGIC {
             return Err(invalid(
                 "these 64 bytes are not an event handle from Event.ipc_handle() on the host backend".to_string(),
@@ -275,44 +312,10 @@ impl HostBackend {
     }
 }
 
-/// Moves the bytes of the private mapping `[base, base + map_bytes)` into a new memfd and maps
-/// the file over the same addresses.
-fn share_in_place(base: DevicePtr, map_bytes: usize) -> Result<SharedFile> {
-    let failed =
-        |what: &str| invalid(format!("sharing the allocation failed ({what}: {})", std::io::Error::last_os_error()));
-    // SAFETY: the name is a NUL-terminated literal.
-    let fd = unsafe { libc::memfd_create(c"pygpu-ipc".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(failed("memfd_create"));
-    }
-    // SAFETY: fd was just returned by memfd_create and nothing else owns it.
-    let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-    file.set_len(map_bytes as u64).map_err(|_| failed("ftruncate"))?;
-    // SAFETY: the range is our live private mapping (the caller holds the registry lock), readable.
-    let current = unsafe { std::slice::from_raw_parts(base as *const u8, map_bytes) };
-    file.write_all_at(current, 0).map_err(|_| failed("write"))?;
-    let inode = file.metadata().map_err(|_| failed("fstat"))?.ino();
-    // SAFETY: MAP_FIXED replaces exactly our own page-aligned private mapping with the file's
-    // pages, which now hold the same bytes; no other memory is touched.
-    let mapped = unsafe {
-        libc::mmap(
-            base as *mut libc::c_void,
-            map_bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_FIXED,
-            file.as_raw_fd(),
-            0,
-        )
-    };
-    if mapped == libc::MAP_FAILED || mapped as u64 != base {
-        return Err(failed("mmap"));
-    }
-    Ok(SharedFile { file, inode })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::PooledMemory;
 
     #[test]
     fn exporting_keeps_the_address_and_the_bytes() {

@@ -1,9 +1,16 @@
-//! Modules and kernels on the host backend: unloading, symbols, occupancy and launches.
+//! Modules and kernels on the host backend: loading, symbols, attributes, occupancy and launches.
 
 use super::*;
 
-impl HostBackend {
-    pub(super) unsafe fn cpu_module_unload(&self, module: ModuleHandle) -> Result<()> {
+impl Kernels for HostBackend {
+    fn module_load(&self, image: &[u8]) -> Result<ModuleHandle> {
+        let library = Arc::new(HostLibrary::load(image)?);
+        let id = self.new_handle();
+        self.state().modules.insert(id, library);
+        Ok(ModuleHandle(id))
+    }
+
+    unsafe fn module_unload(&self, module: ModuleHandle) -> Result<()> {
         // Functions and graphs hold the library too, so it stays mapped while they live;
         // its globals stop being addressable, as on a GPU.
         let mut state = self.state();
@@ -21,7 +28,7 @@ impl HostBackend {
         Ok(())
     }
 
-    pub(super) fn cpu_module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
+    fn module_get_function(&self, module: ModuleHandle, name: &str) -> Result<FunctionHandle> {
         let library = self
             .state()
             .modules
@@ -45,7 +52,7 @@ impl HostBackend {
         Ok(FunctionHandle(id))
     }
 
-    pub(super) fn cpu_module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
+    fn module_get_global(&self, module: ModuleHandle, name: &str) -> Result<(DevicePtr, usize)> {
         let library = self
             .state()
             .modules
@@ -62,7 +69,24 @@ impl HostBackend {
         Ok((ptr, bytes))
     }
 
-    pub(super) fn cpu_max_potential_block_size(
+    fn function_param_sizes(&self, function: FunctionHandle) -> Result<Option<Vec<usize>>> {
+        let state = self.state();
+        let f = state.functions.get(&function.0).ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+        Ok(f.param_sizes.clone())
+    }
+
+    fn function_attribute(&self, function: FunctionHandle, attribute: FunctionAttribute) -> Result<i32> {
+        if !self.state().functions.contains_key(&function.0) {
+            return Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE));
+        }
+        // Host kernels use no registers or shared memory of a device; the block limit is a GPU's.
+        Ok(match attribute {
+            FunctionAttribute::MaxThreadsPerBlock => 1024,
+            _ => 0,
+        })
+    }
+
+    fn max_potential_block_size(
         &self,
         function: FunctionHandle,
         _dynamic_shared: usize,
@@ -76,7 +100,7 @@ impl HostBackend {
         Ok((cores, block))
     }
 
-    pub(super) unsafe fn cpu_launch_kernel(
+    unsafe fn launch_kernel(
         &self,
         function: FunctionHandle,
         config: &LaunchConfig,
@@ -93,5 +117,17 @@ impl HostBackend {
             Some(stream),
             HostOp::Launch { function, config: *config, args: Box::new(args.clone()), uses: Vec::new() },
         )
+    }
+
+    fn function_get_attribute(&self, function: FunctionHandle, attribute: i32) -> Result<i32> {
+        self.cpu_function_get_attribute(function, attribute)
+    }
+
+    fn function_set_attribute(&self, function: FunctionHandle, attribute: i32, value: i32) -> Result<()> {
+        self.cpu_function_set_attribute(function, attribute, value)
+    }
+
+    fn function_set_cache_config(&self, function: FunctionHandle, config: i32) -> Result<()> {
+        self.cpu_function_set_cache_config(function, config)
     }
 }

@@ -1,10 +1,12 @@
-//! Device, pinned and registered memory on the host backend (all of it host memory), and pitched copies.
+//! Device memory on the host backend (host memory, in the allocation registry, between redzones):
+//! allocation, copies, fills, pitched copies, managed memory, and what the registry knows of an address.
 
 use super::*;
+use crate::runtime::{MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE};
 
 /// Allocations from this size on are checked against the memory available now (reading
 /// /proc/meminfo costs microseconds: not worth it for small ones).
-const LARGE_ALLOCATION: usize = 64 << 20;
+pub(super) const LARGE_ALLOCATION: usize = 64 << 20;
 
 impl HostBackend {
     pub(super) fn cpu_malloc(&self, bytes: usize) -> Result<DevicePtr> {
@@ -111,16 +113,16 @@ impl HostBackend {
                     Damage::Before(n) => ("before the start", format!("{n} byte(s) before its start")),
                     Damage::After(n) => ("past the end", format!("{n} byte(s) after its end")),
                 };
-                return Err(Error::Detailed {
-                    code: CUDA_ERROR_ILLEGAL_ADDRESS,
-                    backend: BackendKind::Host,
-                    detail: format!(
+                return Err(Error::detailed(
+                    CUDA_ERROR_ILLEGAL_ADDRESS,
+                    BackendKind::Host,
+                    format!(
                         "the kernel wrote {place} of the allocation at 0x{start:x} ({bytes} bytes), which one of \
                          its arguments points into: {offset} (a GPU faults with error 700 here). The host backend \
                          watches the {LEADING_REDZONE} bytes before and the {REDZONE} bytes after each argument's \
                          allocation; writes further out, or through pointers it was not given, go unseen"
                     ),
-                });
+                ));
             }
         }
         Ok(())
@@ -140,81 +142,6 @@ impl HostBackend {
             // thread (`prepare` before fork, `parent`/`child` after it, on the same thread).
             unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
         }
-    }
-
-    pub(super) fn cpu_host_alloc(&self, bytes: usize) -> Result<*mut u8> {
-        if bytes >= LARGE_ALLOCATION && bytes > crate::runtime::memory::available_memory() {
-            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
-        }
-        let layout = layout(bytes.max(1))?;
-        // The `mapped` insert below cannot fail: see cpu_malloc.
-        if !crate::runtime::oom_reserve::rearm() {
-            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
-        }
-        // SAFETY: non-zero size. From the system directly, as in cpu_malloc.
-        let ptr = unsafe { std::alloc::GlobalAlloc::alloc_zeroed(&std::alloc::System, layout) };
-        if ptr.is_null() {
-            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
-        }
-        let mut state = self.state();
-        // Out of memory is an error here, not an abort in the registry's growth.
-        if state.host_allocations.try_reserve(1).is_err() {
-            // SAFETY: allocated just above with this layout and not yet handed to anyone.
-            unsafe { dealloc(ptr, layout) };
-            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
-        }
-        state.host_allocations.insert(ptr as usize, bytes.max(1));
-        state.mapped.insert(ptr as u64, bytes.max(1));
-        Ok(ptr)
-    }
-
-    pub(super) fn cpu_host_get_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr> {
-        let state = self.state();
-        if Self::in_mapped(&state, ptr as u64, 1) {
-            Ok(ptr as u64)
-        } else {
-            Err(Error::Detailed {
-                code: CUDA_ERROR_INVALID_VALUE,
-                backend: BackendKind::Host,
-                detail: "the address is not page-locked or registered host memory".to_string(),
-            })
-        }
-    }
-
-    pub(super) unsafe fn cpu_host_register(&self, ptr: *mut u8, bytes: usize, flags: u32) -> Result<()> {
-        let all = HOST_ALLOC_PORTABLE | HOST_ALLOC_DEVICEMAP | 0x4 | HOST_REGISTER_READ_ONLY;
-        if ptr.is_null() || bytes == 0 || flags & !all != 0 {
-            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
-        }
-        let start = ptr as u64;
-        let end = start.checked_add(bytes as u64).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-        let mut state = self.state();
-        let overlaps = state.mapped.range(..end).next_back().is_some_and(|(s, n)| s + *n as u64 > start);
-        if overlaps {
-            return Err(Self::err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED));
-        }
-        state.mapped.insert(start, bytes);
-        state.registered.insert(ptr as usize, bytes);
-        Ok(())
-    }
-
-    pub(super) unsafe fn cpu_memcpy_pitched(&self, copy: &PitchedCopy, stream: Option<StreamHandle>) -> Result<()> {
-        copy.validate()?;
-        if copy.is_empty() {
-            return Ok(());
-        }
-        // Every row lies between the first byte and the end of the last row: when that span is
-        // inside one allocation, no row copy can fail half-way through.
-        for side in [&copy.src, &copy.dst] {
-            if let Memory::Device(base) = side.memory {
-                let first = side.offset(0, 0).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-                let end = copy.end(side).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-                let start = base.checked_add(first as u64).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
-                self.check_range(&self.state(), start, end - first)?;
-            }
-        }
-        // SAFETY: forwarded from the caller.
-        unsafe { copy.by_rows(self, stream) }
     }
 }
 
@@ -329,4 +256,137 @@ unsafe fn damaged_redzones(ptr: u64, bytes: usize) -> Option<Damage> {
     // SAFETY: the same ranges.
     unsafe { fill_redzones(ptr, bytes) };
     Some(damage)
+}
+
+impl DeviceMemory for HostBackend {
+    fn malloc(&self, bytes: usize) -> Result<DevicePtr> {
+        self.cpu_malloc_pages(bytes)
+    }
+
+    unsafe fn free(&self, ptr: DevicePtr) -> Result<()> {
+        // SAFETY: the same contract, forwarded from the caller.
+        unsafe { self.cpu_free(ptr) }
+    }
+
+    unsafe fn memcpy_htod(
+        &self,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        self.submit(stream, HostOp::HostToDevice { dst, src: src as usize, bytes })
+    }
+
+    unsafe fn memcpy_dtoh(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        self.submit(stream, HostOp::DeviceToHost { dst: dst as usize, src, bytes })
+    }
+
+    fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, stream: Option<StreamHandle>) -> Result<()> {
+        self.submit(stream, HostOp::DeviceToDevice { dst, src, bytes })
+    }
+
+    fn memset_value(
+        &self,
+        dst: DevicePtr,
+        value: MemsetValue,
+        count: usize,
+        stream: Option<StreamHandle>,
+    ) -> Result<()> {
+        let (value, element_size) = (value.bits(), value.element_size());
+        self.submit(stream, HostOp::Memset { dst, value, element_size, count })
+    }
+
+    unsafe fn memcpy_pitched(&self, copy: &PitchedCopy, stream: Option<StreamHandle>) -> Result<()> {
+        copy.validate()?;
+        if copy.is_empty() {
+            return Ok(());
+        }
+        // Every row lies between the first byte and the end of the last row: when that span is
+        // inside one allocation, no row copy can fail half-way through.
+        for side in [&copy.src, &copy.dst] {
+            if let Memory::Device(base) = side.memory {
+                let first = side.offset(0, 0).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                let end = copy.end(side).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                let start = base.checked_add(first as u64).ok_or(Self::err(CUDA_ERROR_INVALID_VALUE))?;
+                self.check_range(&self.state(), start, end - first)?;
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { copy.by_rows(self, stream) }
+    }
+
+    fn malloc_managed(&self, bytes: usize, flags: u32) -> Result<DevicePtr> {
+        if bytes == 0 || (flags != MEM_ATTACH_GLOBAL && flags != MEM_ATTACH_HOST) {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        // Host and "device" share one memory here: managed memory is a plain allocation,
+        // in the registry like any other, so kernels and copies accept it.
+        self.cpu_malloc_pages(bytes)
+    }
+
+    fn stream_attach_mem(&self, stream: StreamHandle, ptr: DevicePtr, bytes: usize, flags: u32) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        let Some(&(size, _device)) = state.allocations.get(&ptr) else {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        };
+        if (bytes != 0 && bytes != size) || ![MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE].contains(&flags) {
+            return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
+        }
+        // One memory for every stream and the host: the association changes nothing here.
+        Ok(())
+    }
+
+    fn span_is_device_memory(&self, ptr: DevicePtr, bytes: usize) -> Option<bool> {
+        Some(self.check_range(&self.state(), ptr, bytes.max(1)).is_ok())
+    }
+
+    fn allocation_extent(&self, ptr: DevicePtr) -> Option<(DevicePtr, usize)> {
+        // The pool's lock comes before the registry's.
+        let cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.state();
+        let extent = |start: u64, bytes: usize| match cache.handout(start) {
+            Some(Some(_)) => (start, cache.live_bytes(start).unwrap_or(bytes)),
+            Some(None) => (start, 0),
+            None => (start, bytes),
+        };
+        if let Some((&start, &(bytes, _))) = state.allocations.range(..=ptr).next_back() {
+            // An allocation's redzones are its own too: a tensor reaching into them runs outside
+            // it, it is not foreign memory.
+            let trailing = if state.redzones.contains(&start) { REDZONE } else { 0 };
+            if ptr < start.saturating_add((bytes + trailing) as u64) {
+                return Some(extent(start, bytes));
+            }
+        }
+        if let Some((&start, &(bytes, _))) = state.allocations.range(ptr..).next() {
+            if state.redzones.contains(&start) && start - ptr <= LEADING_REDZONE as u64 {
+                return Some(extent(start, bytes));
+            }
+        }
+        let (&start, &bytes) = state.mapped.range(..=ptr).next_back()?;
+        (ptr < start.saturating_add(bytes as u64)).then_some((start, bytes))
+    }
+
+    fn allocation_identity(&self, ptr: DevicePtr) -> Option<(DevicePtr, u64)> {
+        // A pooled block by its hand-out (an idle one is freed memory); other memory by start
+        // and size, as the host backend's own replay check compares them. The pool's lock
+        // comes before the registry's.
+        let cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.state();
+        let (&start, &(bytes, _)) = state.allocations.range(..=ptr).next_back()?;
+        if ptr >= start + bytes as u64 {
+            return None;
+        }
+        match cache.handout(start) {
+            Some(handout) => handout.map(|n| (start, n)),
+            None => Some((start, bytes as u64)),
+        }
+    }
 }

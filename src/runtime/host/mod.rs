@@ -18,10 +18,10 @@ use super::error::{
 };
 use super::pitched::{Memory, PitchedCopy};
 use super::{
-    function_attribute_from_raw, Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result,
-    StreamHandle, EVENT_DISABLE_TIMING, HOST_ALLOC_DEVICEMAP, HOST_ALLOC_PORTABLE, HOST_ALLOC_WRITECOMBINED,
-    HOST_REGISTER_READ_ONLY, IPC_HANDLE_BYTES,
+    Backend, BackendKind, DeviceProperties, DevicePtr, Error, EventHandle, Result, StreamHandle, EVENT_DISABLE_TIMING,
+    HOST_ALLOC_DEVICEMAP, HOST_ALLOC_PORTABLE, HOST_ALLOC_WRITECOMBINED, HOST_REGISTER_READ_ONLY, IPC_HANDLE_BYTES,
 };
+use super::{DeviceMemory, Devices, Graphs, HostMemory, Interprocess, Kernels, PeerAccess, Streams};
 use super::{
     FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, MemsetValue,
     ModuleHandle,
@@ -203,14 +203,14 @@ impl HostBackend {
         };
         if let Some((ptr, bytes)) = host.filter(|&(_, bytes)| bytes > 0) {
             if !Self::in_mapped(state, ptr, bytes) {
-                return Err(Error::Detailed {
-                    code: CAPTURE_UNSUPPORTED,
-                    backend: BackendKind::Host,
-                    detail: "a copy between the device and pageable host memory cannot be captured: the graph \
+                return Err(Error::detailed(
+                    CAPTURE_UNSUPPORTED,
+                    BackendKind::Host,
+                    "a copy between the device and pageable host memory cannot be captured: the graph \
                              would keep only the address of memory that may be gone when it replays. Copy from \
                              or to page-locked memory (pagelocked_empty) that outlives the graph"
                         .to_string(),
-                });
+                ));
             }
         }
         if let HostOp::Launch { ref args, ref mut uses, .. } = op {
@@ -260,14 +260,14 @@ impl HostBackend {
                     if let Some((start, bytes)) =
                         uses.iter().find(|(start, bytes)| state.allocations.get(start).is_none_or(|a| a.0 != *bytes))
                     {
-                        return Err(Error::Detailed {
-                            code: CUDA_ERROR_INVALID_VALUE,
-                            backend: BackendKind::Host,
-                            detail: format!(
+                        return Err(Error::detailed(
+                            CUDA_ERROR_INVALID_VALUE,
+                            BackendKind::Host,
+                            format!(
                                 "a kernel captured in this graph uses the allocation at 0x{start:x} ({bytes} bytes), \
                                  which was freed before the graph was launched: keep what a graph uses alive"
                             ),
-                        });
+                        ));
                     }
                     let mut guarded = Self::argument_allocations(&state, args);
                     guarded.retain(|(start, _)| state.redzones.contains(start));
@@ -336,14 +336,18 @@ fn layout(bytes: usize) -> Result<Layout> {
 
 mod attributes;
 mod backend;
+mod devices;
 mod faults;
 mod function_attributes;
+mod graphs;
+mod host_memory;
 mod ipc;
 mod kernels;
 mod memory;
 pub(crate) mod module;
 mod peer;
 mod pool;
+mod streams;
 #[cfg(test)]
 mod tests;
 mod worker_memory;

@@ -142,7 +142,7 @@ pub(super) struct HostLibrary {
 }
 
 pub(super) fn module_error(code: i32, detail: String) -> Error {
-    Error::Detailed { code, backend: BackendKind::Host, detail }
+    Error::detailed(code, BackendKind::Host, detail)
 }
 
 impl HostLibrary {

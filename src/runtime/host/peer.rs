@@ -16,7 +16,22 @@ impl HostBackend {
         }
     }
 
-    pub(super) fn cpu_enable_peer_access(&self, peer: i32, flags: u32) -> Result<()> {
+    /// Refuses `[ptr, ptr + bytes)` when it lies in an allocation of a device other than `device`.
+    fn check_on_device(state: &State, ptr: DevicePtr, bytes: usize, device: i32) -> Result<()> {
+        let owner = state.allocations.range(..=ptr).next_back().filter(|(s, (n, _))| ptr < *s + (*n).max(1) as u64);
+        match owner {
+            Some((_, (_, d))) if *d != device && bytes > 0 => Err(Error::detailed(
+                CUDA_ERROR_INVALID_VALUE,
+                BackendKind::Host,
+                format!("0x{ptr:x} is memory of device {d}, not of device {device}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl PeerAccess for HostBackend {
+    fn enable_peer_access(&self, peer: i32, flags: u32) -> Result<()> {
         self.check_device(peer)?;
         if flags != 0 {
             return Err(Self::err(CUDA_ERROR_INVALID_VALUE));
@@ -31,7 +46,7 @@ impl HostBackend {
         Ok(())
     }
 
-    pub(super) fn cpu_disable_peer_access(&self, peer: i32) -> Result<()> {
+    fn disable_peer_access(&self, peer: i32) -> Result<()> {
         self.check_device(peer)?;
         let current = CURRENT_DEVICE.with(|d| d.get());
         if !self.state().peer_access.remove(&(current, peer)) {
@@ -40,20 +55,7 @@ impl HostBackend {
         Ok(())
     }
 
-    /// Refuses `[ptr, ptr + bytes)` when it lies in an allocation of a device other than `device`.
-    fn check_on_device(state: &State, ptr: DevicePtr, bytes: usize, device: i32) -> Result<()> {
-        let owner = state.allocations.range(..=ptr).next_back().filter(|(s, (n, _))| ptr < *s + (*n).max(1) as u64);
-        match owner {
-            Some((_, (_, d))) if *d != device && bytes > 0 => Err(Error::Detailed {
-                code: CUDA_ERROR_INVALID_VALUE,
-                backend: BackendKind::Host,
-                detail: format!("0x{ptr:x} is memory of device {d}, not of device {device}"),
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    pub(super) fn cpu_memcpy_peer(&self, copy: &PeerCopy, stream: Option<StreamHandle>) -> Result<()> {
+    fn memcpy_peer(&self, copy: &PeerCopy, stream: Option<StreamHandle>) -> Result<()> {
         let PeerCopy { dst, dst_device, src, src_device, bytes } = *copy;
         self.check_device(dst_device)?;
         self.check_device(src_device)?;

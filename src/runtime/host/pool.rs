@@ -10,6 +10,10 @@
 
 use std::collections::HashMap;
 
+use super::{HostBackend, CURRENT_DEVICE};
+use crate::runtime::error::{CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MEMORY_ALLOCATION};
+use crate::runtime::{DeviceMemory, DevicePtr, PooledMemory, Result, StreamHandle};
+
 /// What became of a block given back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum GiveBack {
@@ -117,5 +121,80 @@ impl HostPool {
 
     pub(super) fn reserved(&self, device: i32) -> usize {
         self.reserved.get(&device).copied().unwrap_or(0)
+    }
+}
+
+impl PooledMemory for HostBackend {
+    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<(DevicePtr, u64)> {
+        if bytes == 0 {
+            return Ok((0, 0));
+        }
+        let class = crate::runtime::pool::size_class(bytes).ok_or_else(|| Self::err(CUDA_ERROR_MEMORY_ALLOCATION))?;
+        let device = CURRENT_DEVICE.with(|d| d.get());
+        let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        // Out of memory is an error here, not an abort in a map's growth.
+        if !cache.reserve_handout() || !crate::runtime::oom_reserve::rearm() {
+            return Err(Self::err(CUDA_ERROR_MEMORY_ALLOCATION));
+        }
+        if let Some(ptr) = cache.take(device, class, bytes) {
+            return Ok((ptr, 0));
+        }
+        let ptr = self.cpu_malloc(class)?;
+        cache.add_live(ptr, device, class, bytes);
+        Ok((ptr, 0))
+    }
+
+    unsafe fn pool_free(
+        &self,
+        ptr: DevicePtr,
+        _bytes: usize,
+        _ticket: u64,
+        _device: i32,
+        _s: StreamHandle,
+    ) -> Result<()> {
+        if ptr == 0 {
+            return Ok(());
+        }
+        // Work on host streams has already run, so the block is idle now, unless a kernel on
+        // another thread still uses it: then it goes back to the cache when the kernel ends.
+        let mut cache = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut state = self.state();
+            if state.running_launches > 0 {
+                // Where even this list cannot grow (memory ran out), the block stays handed
+                // out for good: a leak, not an abort, and never memory a kernel still uses.
+                if state.deferred_pool_frees.try_reserve(1).is_ok() {
+                    state.deferred_pool_frees.push(ptr);
+                }
+                return Ok(());
+            }
+        }
+        match cache.give_back(ptr) {
+            GiveBack::Cached => Ok(()),
+            GiveBack::Release => {
+                drop(cache);
+                // SAFETY: the block came from cpu_malloc and the pool just dropped it from its
+                // books, so it is freed exactly once, here.
+                unsafe { self.cpu_free(ptr) }
+            }
+            GiveBack::Unknown => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
+        }
+    }
+
+    fn pool_trim(&self, device: i32) -> Result<()> {
+        // One block at a time, the pool's lock released before each free (the pool's lock
+        // comes before the registry's): trimming runs when memory ran out, so it allocates nothing.
+        loop {
+            let Some(ptr) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop_idle(device) else {
+                return Ok(());
+            };
+            // SAFETY: an idle block came from malloc and was just removed from the cache,
+            // so nothing hands it out again; it is freed exactly once.
+            unsafe { self.free(ptr) }?;
+        }
+    }
+
+    fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
+        Ok(Some(self.pool.lock().unwrap_or_else(|e| e.into_inner()).reserved(device)))
     }
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::runtime::{MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE};
+use crate::runtime::{PooledMemory, MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE};
 
 fn code<T: std::fmt::Debug>(r: Result<T>) -> i32 {
     r.expect_err("expected an error").code()
