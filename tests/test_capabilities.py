@@ -73,7 +73,7 @@ def test_the_package_compares_no_backend_names() -> None:
     comparison = re.compile(rf"(==|!=|\bin)\s*\(?\s*{name}|{name}\s*(==|!=)")
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        for number, line in enumerate(path.read_text().splitlines(), 1):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if comparison.search(line):
                 found.append(f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}")
     assert not found, "backend names compared:\n" + "\n".join(found)

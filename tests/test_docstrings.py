@@ -172,7 +172,7 @@ def test_modules_imported_for_their_side_effect_have_docstrings() -> None:
     for name in SIDE_EFFECT_MODULES:
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.origin is not None
-        tree = ast.parse(Path(spec.origin).read_text())
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
         assert (ast.get_docstring(tree) or "").strip(), f"{name} has no module docstring"
         public = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name[0] != "_"]
         assert not public, f"{name} defines public callables this test does not check: {public}"

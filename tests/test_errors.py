@@ -27,7 +27,7 @@ def _class_definitions() -> list[tuple[str, str]]:
     exception or warning."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if isinstance(node, ast.ClassDef) and any(
                 re.search(r"(Error|Exception|Warning)$", ast.unparse(base)) for base in node.bases
             ):
@@ -124,7 +124,7 @@ def test_the_package_calls_raising_calls() -> None:
     (``cudaError(code).check()`` remains only to make the runtime's exception for a known code)."""
     checks = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        for number, line in enumerate(path.read_text().splitlines(), 1):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if ".check()" in line and "cudaError(ErrorCode." not in line:
                 checks.append(f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}")
     assert not checks, "statuses turned into exceptions in Python:\n" + "\n".join(checks)

@@ -80,7 +80,7 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
 def _edges(import_time_only: bool) -> dict[str, set[str]]:
     edges: dict[str, set[str]] = {}
     for module, path in MODULES.items():
-        tree = ast.parse(path.read_text(), str(path))
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         edges[module] = {
             target
             for node in _import_nodes(tree, import_time_only)
@@ -132,7 +132,7 @@ def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def _floors() -> list[list[str]]:
     """pyproject.toml's floors, bottom first, each a list of module names."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     (contract,) = [c for c in config["contracts"] if c["id"] == "floors"]
     (container,) = contract["containers"]
     layers = [[f"{container}.{name.strip()}" for name in layer.split(":")] for layer in reversed(contract["layers"])]
