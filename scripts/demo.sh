@@ -57,7 +57,7 @@ if [ -z "$binary" ]; then
     # cargo runs only when a source of the driver or of the pygpu crate is newer than the binary.
     if [ ! -x "$binary" ] || [ -n "$(find demos/burger/rust/src demos/burger/rust/Cargo.toml demos/burger/rust/build.rs \
         src build.rs Cargo.toml Cargo.lock kernels -maxdepth 3 -newer "$binary" -type f -print -quit)" ]; then
-        echo "[demo] building the Rust driver (cargo, profile $profile; about 1 min the first time) ..."
+        echo "[demo] building the Rust driver (cargo, profile $profile; about 30 s the first time) ..."
         start=$SECONDS
         PYO3_PYTHON="$(command -v python)" CARGO_TARGET_DIR="$target" \
             cargo build --profile "$profile" --quiet --manifest-path demos/burger/rust/Cargo.toml

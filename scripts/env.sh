@@ -122,7 +122,7 @@ _pygpu_setup() {
     _pygpu_step pygpu "$(_pygpu_hash src build.rs Cargo.toml Cargo.lock pyproject.toml rust-toolchain.toml \
         kernels/*.cu kernels/*.h .venv/pyvenv.cfg)$([ "$profile" = release ] || echo "-$profile")" \
         "building pygpu's Rust extension and installing it into .venv (maturin, $profile; $(
-            [ "$profile" = release ] && echo '2-4 min' || echo 'about 1 min') the first time) ..." \
+            [ "$profile" = release ] && echo '2-4 min' || echo 'about 30 s') the first time) ..." \
         maturin develop --profile "$profile" || return
 }
 
