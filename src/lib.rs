@@ -17,6 +17,8 @@ mod _pygpu {
         DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32, DeviceArrayUint64,
     };
     #[pymodule_export]
+    use crate::python::buffer::raw_memory_dtype;
+    #[pymodule_export]
     use crate::python::capabilities::{capabilities, Capabilities};
     #[pymodule_export]
     use crate::python::compiler::{rtc_compile, rtc_supported_archs, rtc_version};

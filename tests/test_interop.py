@@ -416,6 +416,29 @@ def test_stream_hand_off_orders_consumers():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("consumer", ["from_dlpack(tensor)", "legacy capsule, tensor freed first"])
+def test_a_torch_round_trip_gives_pygpu_memory_back(consumer):
+    # pygpu -> torch -> pygpu: dropping our import of torch's export can free torch's tensor,
+    # whose storage is our export, from inside our own deallocation; torch switches the
+    # thread's Python state on the way, and our deleter once decref'd its owner without the GIL.
+    torch = pytest.importorskip("torch")
+    pool = pygpu.get_default_memory_pool()
+    gc.collect()
+    before = pool.used_bytes()
+    g = pygpu.arange(1 << 20, dtype=np.float32)
+    t = torch.from_dlpack(g)
+    if consumer == "from_dlpack(tensor)":
+        again = pygpu.from_dlpack(t)  # keeps t as its base, released before its memory
+    else:
+        again = pygpu.from_dlpack(torch.utils.dlpack.to_dlpack(t))
+    del g, t
+    assert float(again.get()[-1]) == (1 << 20) - 1
+    del again
+    gc.collect()
+    assert pool.used_bytes() == before
+
+
+@pytest.mark.gpu
 def test_cupy_consumer_waits_for_the_cai_stream():
     cp = pytest.importorskip("cupy")
     n = 1 << 26

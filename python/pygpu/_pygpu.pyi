@@ -493,6 +493,14 @@ def allocation_extent(ptr: int) -> tuple[int, int] | None:
     idle pool block, memory already freed), page-locked or registered host memory; on CUDA the
     driver's allocation; None otherwise."""
 
+def raw_memory_dtype(dtype: Any, what: str) -> np.dtype[Any]:
+    """``dtype`` as a numpy dtype, refused with a TypeError when its items hold Python objects
+    (``object``, or a structured dtype with an object field): memory that pygpu allocates, pools
+    or copies as raw bytes would hand out stale or garbage bytes as ``PyObject*`` pointers, and a
+    kernel or copy would overwrite them. The one check used by every constructor of arrays over
+    such memory (``pagelocked_*``, ``aligned_*``, ``managed_*``, ``register_host_memory``,
+    ``PageLockedMemoryPool.allocate``, GPUArray's dtypes); ``what`` names the caller in the message."""
+
 def host_span_is_mapped(ptr: int, nbytes: int) -> bool | None:
     """Whether every page of host memory ``[ptr, ptr + nbytes)`` is mapped in this process
     (Linux; None elsewhere): refuses addresses that cannot be memory at all, not memory that

@@ -47,7 +47,6 @@ from pygpu._driver.pinned import (
     pagelocked_empty_like,
     pagelocked_zeros,
     pagelocked_zeros_like,
-    raw_memory_dtype,
 )
 from pygpu._pygpu import (
     DeviceAllocation,
@@ -68,6 +67,7 @@ from pygpu._pygpu import (
     memset_d8,
     memset_d16,
     memset_d32,
+    raw_memory_dtype,
 )
 from pygpu._driver.streams import Event, Stream, event_flags
 from pygpu.errors import CompileError, CudaError, CudaMemoryError, LaunchError, LogicError

@@ -106,7 +106,8 @@ class CompileError(CudaError):
     def __str__(self) -> str:
         text = self.msg
         if self.command_line:
-            command = self.command_line if isinstance(self.command_line, str) else " ".join(map(str, self.command_line))
+            line = self.command_line
+            command = " ".join(str(part) for part in line) if isinstance(line, (list, tuple)) else str(line)
             text += f"\n[command: {command}]"
         for label, output in (("stdout", self.stdout), ("log", self.stderr)):
             if output:

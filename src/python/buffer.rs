@@ -4,6 +4,7 @@
 
 use std::ffi::{c_int, c_void, CString};
 
+use numpy::{PyArrayDescr, PyArrayDescrMethods};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -208,4 +209,22 @@ mod tests {
         assert!(!format_holds_objects("<d"));
         assert!(!format_holds_objects("B"));
     }
+}
+
+/// `dtype` as a numpy dtype, refused with a TypeError when its items hold Python objects
+/// (`object`, or a structured dtype with an object field): memory that pygpu allocates, pools
+/// or copies as raw bytes would hand out stale or garbage bytes as `PyObject*` pointers, and a
+/// kernel or copy would overwrite them. The one check used by every constructor of arrays over
+/// such memory (`pagelocked_*`, `aligned_*`, `managed_*`, `register_host_memory`,
+/// `PageLockedMemoryPool.allocate`, GPUArray's dtypes); `what` names the caller in the message.
+#[pyfunction]
+pub fn raw_memory_dtype<'py>(dtype: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyArrayDescr>> {
+    let descr = PyArrayDescr::new(dtype.py(), dtype)?;
+    if descr.has_object() {
+        return Err(PyTypeError::new_err(format!(
+            "{what}: unsupported dtype {descr}: it holds Python objects, which cannot live in memory handed out \
+             as raw bytes: use a numeric or struct dtype without object fields"
+        )));
+    }
+    Ok(descr)
 }

@@ -5,12 +5,13 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
+use numpy::PyArrayDescrMethods;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
-use super::buffer::{fill_byte_view, release_byte_view};
+use super::buffer::{fill_byte_view, raw_memory_dtype, release_byte_view};
 use super::memory::byte_count;
 use crate::runtime::bin_pool::{alloc_size, bin_number, size_class, BinPool, PoolCounts};
 use crate::runtime::memory::PinnedBuffer;
@@ -34,7 +35,6 @@ pub struct PooledHostAllocation {
 }
 
 static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static RAW_MEMORY_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The dimensions of `shape` (an int or a sequence of ints), each non-negative.
 fn dimensions(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
@@ -78,10 +78,8 @@ impl PageLockedMemoryPool {
         }
         let dims = dimensions(shape)?;
         // The shared check: recycled bytes must never be handed out as PyObject pointers.
-        let dtype = RAW_MEMORY_DTYPE
-            .import(py, "pygpu._driver.pinned", "raw_memory_dtype")?
-            .call1((dtype, "PageLockedMemoryPool.allocate"))?;
-        let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+        let dtype = raw_memory_dtype(dtype, "PageLockedMemoryPool.allocate")?;
+        let itemsize = dtype.itemsize();
         let size = dims
             .iter()
             .try_fold(itemsize, |acc, d| acc.checked_mul(*d))

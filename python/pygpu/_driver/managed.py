@@ -18,7 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pygpu._driver.enums import mem_attach_flags
-from pygpu._driver.pinned import _like_order, _order, _shape, raw_memory_dtype
+from pygpu._driver.pinned import _like_order, _order, _shape
+from pygpu._pygpu import raw_memory_dtype
 from pygpu._pygpu import ManagedAllocation
 
 __all__ = ["managed_empty", "managed_empty_like", "managed_zeros", "managed_zeros_like"]

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pygpu._driver.enums import host_alloc_flags
-from pygpu._pygpu import HostAllocation
+from pygpu._pygpu import HostAllocation, raw_memory_dtype
 
 __all__ = ["pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"]
 
@@ -26,22 +26,6 @@ def _shape(shape: Any) -> tuple[int, ...]:
         if not isinstance(d, (int, np.integer)) or d < 0:
             raise ValueError(f"shape entries must be non-negative ints, got {shape!r}")
     return tuple(int(d) for d in dims)
-
-
-def raw_memory_dtype(dtype: Any, what: str) -> np.dtype[Any]:
-    """``dtype`` as a numpy dtype, refused with a TypeError when its items hold Python objects
-    (``object``, or a structured dtype with an object field): memory that pygpu allocates, pools
-    or copies as raw bytes would hand out stale or garbage bytes as ``PyObject*`` pointers,
-    and a kernel or copy would overwrite them. The one check used by every constructor of
-    arrays over such memory (``pagelocked_*``, ``aligned_*``, ``managed_*``,
-    ``register_host_memory``, ``PageLockedMemoryPool.allocate``, GPUArray's dtypes)."""
-    dt: np.dtype[Any] = np.dtype(dtype)
-    if dt.hasobject:
-        raise TypeError(
-            f"{what}: unsupported dtype {dt}: it holds Python objects, which cannot live in memory handed out "
-            "as raw bytes: use a numeric or struct dtype without object fields"
-        )
-    return dt
 
 
 def _order(order: str) -> Any:

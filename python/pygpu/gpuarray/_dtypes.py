@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from pygpu._driver.pinned import raw_memory_dtype
+from pygpu._pygpu import raw_memory_dtype
 
 __all__ = ["DTYPES", "SUPPORTED", "check_dtype", "dtype_of_dlpack", "host_array", "kernel_suffix"]
 

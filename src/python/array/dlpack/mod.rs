@@ -86,17 +86,27 @@ struct Exported<M> {
     owner: Option<Py<PyAny>>,
 }
 
-/// Drops the owner reference: attached to Python when possible, otherwise pyo3 defers
-/// the decref (or, during interpreter shutdown, leaks it), which is always safe.
+/// Drops the owner reference from a deleter, which a consumer may call from any state of the
+/// calling thread. CPython's own `PyGILState_Ensure` decides whether this thread holds the GIL,
+/// not PyO3's count of its frames: a consumer can release the GIL or switch thread states below
+/// one of our frames (PyTorch does, when dropping our import of a tensor it made from our export
+/// frees its Python object first), and a decref PyO3 then believed attached ran without the GIL
+/// and left the owner, and its device memory, alive. During interpreter shutdown the reference
+/// is leaked, which is always safe.
 fn release_owner(owner: Option<Py<PyAny>>) {
-    if let Some(owner) = owner {
-        let mut slot = Some(owner);
-        if Python::try_attach(|_py| drop(slot.take())).is_none() {
-            if let Some(owner) = slot.take() {
-                // Not attachable (shutdown or GC traversal): let pyo3 defer or leak it.
-                std::mem::forget(owner);
-            }
+    let Some(owner) = owner else { return };
+    // SAFETY: Py_IsInitialized may be called in any state. PyGILState_Ensure makes this thread
+    // hold the GIL with a valid thread state (taking it if another thread state or none held
+    // it), so the decref, and any deallocation it runs, is made as the C API requires; Release
+    // restores the state Ensure found. `into_ptr` hands over our strong reference, released once.
+    unsafe {
+        if ffi::Py_IsInitialized() == 0 {
+            std::mem::forget(owner);
+            return;
         }
+        let state = ffi::PyGILState_Ensure();
+        ffi::Py_DecRef(owner.into_ptr());
+        ffi::PyGILState_Release(state);
     }
 }
 
