@@ -16,7 +16,8 @@ On a GPU machine:
 * the first call of each operation in this process against a warm call.
 
 On the host backend (``--host``): the same launch-bound and first-call figures, and each
-operation against numpy in the same process at 1,000, 2^16, 2^20 and 2^22 elements (issue 30's
+operation (with cumath's log, log10, trigonometric and hyperbolic functions beside exp) against
+numpy in the same process at 1,000, 2^16, 2^20 and 2^22 elements (issue 30's
 targets: <= 2x numpy's time from 2^20 elements, a 1,000-element reduction <= 50 us).
 
     python3 bench/array_bench.py [--json out.json] [--reps 20]        # on the GPU machine
@@ -241,6 +242,20 @@ def reductions(reps: int) -> dict[str, Any]:
 
 
 HOST_SIZES = (1000, 1 << 16, 1 << 20, 1 << 22)
+# cumath's other vectorised functions (pygpu_vector_math.h) beside exp, on [0, 1) as the rest.
+CUMATH_AGAINST_NUMPY = {
+    "log": np.log,
+    "log10": np.log10,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+}
 
 
 def alternating_us(fns: list[Callable[[], Any]], syncs: list[Callable[[], Any]], rounds: int = 7) -> list[float]:
@@ -286,6 +301,8 @@ def host_against_numpy(sizes: tuple[int, ...] = HOST_SIZES) -> dict[str, Any]:
                 "a[::2] * 3": (lambda: a[::2] * 3, lambda: h[::2] * 3),
                 "cumsum": (lambda: scan(scan_in), lambda: np.cumsum(h)),
             }
+            for name, ufunc in CUMATH_AGAINST_NUMPY.items():
+                ops[name] = (lambda f=getattr(cumath, name): f(a), lambda u=ufunc: u(h))
             for name, (mine, theirs) in ops.items():
                 ours, numpy_us = alternating_us([mine, theirs], [device_sync, lambda: None])
                 rows[f"{name} {np.dtype(dt).name} {n}"] = {

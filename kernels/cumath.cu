@@ -62,8 +62,9 @@ PYGPU_FN cx<R> c_atan(cx<R> z) {
   return make_complex(-w.im * R(0.5), w.re * R(0.5));
 }
 
-// On the host, exp, log, floor and ceil also map contiguous float and double runs (ew_unary
-// calls map), in loops built for the CPU's widest vectors (pygpu_vector_math.h).
+// On the host, every function here but sqrt and fabs (whose plain loops vectorise) also maps
+// contiguous float and double runs (ew_unary calls map), in loops built for the CPU's widest
+// vectors (pygpu_vector_math.h).
 #if defined(PYGPU_DEVICE_BUILD)
 #define PYGPU_HOST_MAP(NAME)
 #else
@@ -86,17 +87,17 @@ PYGPU_FN cx<R> c_atan(cx<R> z) {
   };
 PYGPU_UNARY_OP(exp, complex_exp, PYGPU_HOST_MAP(exp))
 PYGPU_UNARY_OP(log, complex_log, PYGPU_HOST_MAP(log))
-PYGPU_UNARY_OP(log10, c_log10, )
+PYGPU_UNARY_OP(log10, c_log10, PYGPU_HOST_MAP(log10))
 PYGPU_UNARY_OP(sqrt, c_sqrt, )
-PYGPU_UNARY_OP(sin, c_sin, )
-PYGPU_UNARY_OP(cos, c_cos, )
-PYGPU_UNARY_OP(tan, c_tan, )
-PYGPU_UNARY_OP(asin, c_asin, )
-PYGPU_UNARY_OP(acos, c_acos, )
-PYGPU_UNARY_OP(atan, c_atan, )
-PYGPU_UNARY_OP(sinh, c_sinh, )
-PYGPU_UNARY_OP(cosh, c_cosh, )
-PYGPU_UNARY_OP(tanh, c_tanh, )
+PYGPU_UNARY_OP(sin, c_sin, PYGPU_HOST_MAP(sin))
+PYGPU_UNARY_OP(cos, c_cos, PYGPU_HOST_MAP(cos))
+PYGPU_UNARY_OP(tan, c_tan, PYGPU_HOST_MAP(tan))
+PYGPU_UNARY_OP(asin, c_asin, PYGPU_HOST_MAP(asin))
+PYGPU_UNARY_OP(acos, c_acos, PYGPU_HOST_MAP(acos))
+PYGPU_UNARY_OP(atan, c_atan, PYGPU_HOST_MAP(atan))
+PYGPU_UNARY_OP(sinh, c_sinh, PYGPU_HOST_MAP(sinh))
+PYGPU_UNARY_OP(cosh, c_cosh, PYGPU_HOST_MAP(cosh))
+PYGPU_UNARY_OP(tanh, c_tanh, PYGPU_HOST_MAP(tanh))
 PYGPU_UNARY_OP(floor, , PYGPU_HOST_MAP(floor))
 PYGPU_UNARY_OP(ceil, , PYGPU_HOST_MAP(ceil))
 PYGPU_UNARY_OP(fabs, , )

@@ -1,5 +1,6 @@
 // pygpu_math.h: libm for float and double under one name (exp_(x) is expf for a float, exp for
-// a double; on the host, exp and log are pygpu_vector_math.h's), and the complex exp and log that
+// a double; on the host, exp, log, log10 and the trigonometric and hyperbolic functions are
+// pygpu_vector_math.h's), and the complex exp and log that
 // both arith.cu (complex power) and cumath.cu use.
 #pragma once
 
@@ -15,31 +16,34 @@ namespace pygpu {
   PYGPU_FN float NAME##_(float a, float b) { return ::NAME##f(a, b); } \
   PYGPU_FN double NAME##_(double a, double b) { return ::NAME(a, b); }
 #if defined(PYGPU_DEVICE_BUILD)
-PYGPU_REAL_FN1(exp)
-PYGPU_REAL_FN1(log)
+#define PYGPU_VECTOR_FN1(NAME) PYGPU_REAL_FN1(NAME)
 #else
 // The host's (pygpu_vector_math.h), which cumath's vector loops use: a result does not depend on
 // the layout of the operand.
-PYGPU_FN float exp_(float x) { return vector_math::exp(x); }
-PYGPU_FN double exp_(double x) { return vector_math::exp(x); }
-PYGPU_FN float log_(float x) { return vector_math::log(x); }
-PYGPU_FN double log_(double x) { return vector_math::log(x); }
+#define PYGPU_VECTOR_FN1(NAME)                                          \
+  PYGPU_FN float NAME##_(float x) { return vector_math::NAME(x); } \
+  PYGPU_FN double NAME##_(double x) { return vector_math::NAME(x); }
+#endif
+PYGPU_VECTOR_FN1(exp)
+PYGPU_VECTOR_FN1(log)
+PYGPU_VECTOR_FN1(log10)
+PYGPU_VECTOR_FN1(sin)
+PYGPU_VECTOR_FN1(cos)
+PYGPU_VECTOR_FN1(tan)
+PYGPU_VECTOR_FN1(asin)
+PYGPU_VECTOR_FN1(acos)
+PYGPU_VECTOR_FN1(atan)
+PYGPU_VECTOR_FN1(sinh)
+PYGPU_VECTOR_FN1(cosh)
+PYGPU_VECTOR_FN1(tanh)
+#undef PYGPU_VECTOR_FN1
+#if !defined(PYGPU_DEVICE_BUILD)
 // libm's log, for complex_log: complex powers, exp(w log z), multiply the log's error by
 // |w log z|, and libm's is correctly rounded nearly always (vector_math's is within 1 ulp).
 PYGPU_FN float libm_log_(float x) { return ::logf(x); }
 PYGPU_FN double libm_log_(double x) { return ::log(x); }
 #endif
-PYGPU_REAL_FN1(log10)
 PYGPU_REAL_FN1(sqrt)
-PYGPU_REAL_FN1(sin)
-PYGPU_REAL_FN1(cos)
-PYGPU_REAL_FN1(tan)
-PYGPU_REAL_FN1(asin)
-PYGPU_REAL_FN1(acos)
-PYGPU_REAL_FN1(atan)
-PYGPU_REAL_FN1(sinh)
-PYGPU_REAL_FN1(cosh)
-PYGPU_REAL_FN1(tanh)
 PYGPU_REAL_FN1(floor)
 PYGPU_REAL_FN1(ceil)
 PYGPU_REAL_FN1(fabs)
