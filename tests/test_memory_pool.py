@@ -4,7 +4,6 @@ The pool is process-wide, so the statistics are checked as differences."""
 
 from __future__ import annotations
 
-import gc
 import threading
 
 import numpy as np
@@ -22,9 +21,6 @@ def pool() -> pygpu.MemoryPool:
     pool = pygpu.get_default_memory_pool()
     if not pool.enabled:
         pytest.skip("PYGPU_MEMORY_POOL=0 turned the pool off in this process")
-    # Arrays that earlier tests left in reference cycles (a traceback's frames) go first: on
-    # CUDA a live block keeps the driver's whole chunk reserved, which a new block may share.
-    gc.collect()
     pool.free_all_blocks()
     return pool
 
@@ -55,12 +51,23 @@ def test_a_freed_block_is_reused_and_the_pool_does_not_grow(pool: pygpu.MemoryPo
 
 
 def test_free_all_blocks_returns_the_cached_memory(pool: pygpu.MemoryPool) -> None:
-    a = gpuarray.empty(32 * MiB, np.uint8)
-    del a
-    before = pool.total_bytes()
-    assert pool.free_bytes() >= 32 * MiB
-    pool.free_all_blocks()
-    assert pool.total_bytes() <= before - 32 * MiB
+    # In a fresh process: on CUDA the driver's pool reserves memory in chunks and gives back only
+    # chunks without a live block, and after the rest of the suite this process holds small live
+    # blocks (1,260 bytes on an H100, 2026-11-27) in a chunk the new block may share.
+    result = run_python(f"""
+        import numpy as np
+        import pygpu
+        from pygpu import gpuarray
+        pool = pygpu.get_default_memory_pool()
+        a = gpuarray.empty({32 * MiB}, np.uint8)
+        del a
+        before = pool.total_bytes()
+        assert pool.free_bytes() >= {32 * MiB}, pool.free_bytes()
+        pool.free_all_blocks()
+        print(before - pool.total_bytes())
+    """)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) >= 32 * MiB, "free_all_blocks gave back less than the freed block"
 
 
 def test_the_limit_raises_a_memory_error_that_says_what_to_do(pool: pygpu.MemoryPool) -> None:
