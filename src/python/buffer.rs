@@ -197,20 +197,6 @@ impl Drop for HostView {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::format_holds_objects;
-
-    #[test]
-    fn object_items_are_found_but_not_in_field_names() {
-        assert!(format_holds_objects("O"));
-        assert!(format_holds_objects("T{<d:x:O:y:}"));
-        assert!(!format_holds_objects("T{<d:O:<f:Obj:}"));
-        assert!(!format_holds_objects("<d"));
-        assert!(!format_holds_objects("B"));
-    }
-}
-
 /// `dtype` as a numpy dtype, refused with a TypeError when its items hold Python objects
 /// (`object`, or a structured dtype with an object field): memory that pygpu allocates, pools
 /// or copies as raw bytes would hand out stale or garbage bytes as `PyObject*` pointers, and a
@@ -227,4 +213,18 @@ pub fn raw_memory_dtype<'py>(dtype: &Bound<'py, PyAny>, what: &str) -> PyResult<
         )));
     }
     Ok(descr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_holds_objects;
+
+    #[test]
+    fn object_items_are_found_but_not_in_field_names() {
+        assert!(format_holds_objects("O"));
+        assert!(format_holds_objects("T{<d:x:O:y:}"));
+        assert!(!format_holds_objects("T{<d:O:<f:Obj:}"));
+        assert!(!format_holds_objects("<d"));
+        assert!(!format_holds_objects("B"));
+    }
 }

@@ -19,8 +19,7 @@ import numpy.typing as npt
 
 from pygpu._driver.enums import mem_attach_flags
 from pygpu._driver.pinned import _like_order, _order, _shape
-from pygpu._pygpu import raw_memory_dtype
-from pygpu._pygpu import ManagedAllocation
+from pygpu._pygpu import ManagedAllocation, raw_memory_dtype
 
 __all__ = ["managed_empty", "managed_empty_like", "managed_zeros", "managed_zeros_like"]
 

@@ -90,8 +90,8 @@ struct Exported<M> {
 /// calling thread. CPython's own `PyGILState_Ensure` decides whether this thread holds the GIL,
 /// not PyO3's count of its frames: a consumer can release the GIL or switch thread states below
 /// one of our frames (PyTorch does, when dropping our import of a tensor it made from our export
-/// frees its Python object first), and a decref PyO3 then believed attached ran without the GIL
-/// and left the owner, and its device memory, alive. During interpreter shutdown the reference
+/// frees its Python object first), and a decref made while PyO3 believed the thread attached left
+/// the owner, and its device memory, alive for good. During interpreter shutdown the reference
 /// is leaked, which is always safe.
 fn release_owner(owner: Option<Py<PyAny>>) {
     let Some(owner) = owner else { return };
