@@ -146,7 +146,7 @@ class Results:
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"non-positive or non-finite result {value!r}")
             self.figures[name] = value
-        except Exception as e:  # noqa: BLE001: any failure becomes a reported error
+        except Exception as e:  # noqa: BLE001 (any failure becomes a reported error)
             self.errors[name] = f"{type(e).__name__}: {e}".strip()[:500]
             if os.environ.get("BENCH_DEBUG"):
                 traceback.print_exc()

@@ -425,7 +425,7 @@ def main() -> None:
     r.notes["loop_ns"] = loop_ns(cfg)
     try:
         RUNNERS[a.library](cfg, r)
-    except Exception as e:  # noqa: BLE001: set-up failed: every figure not yet measured is missing
+    except Exception as e:  # noqa: BLE001 (set-up failed: every figure not yet measured is missing)
         import traceback
 
         traceback.print_exc()

@@ -77,24 +77,30 @@ template <typename T> __device__ __forceinline__ T zero() { return pygpu::cast<T
 
 // --- the folds ---------------------------------------------------------------------------------
 
+// kHostLaneBytes: the host's contiguous fold keeps that many bytes of accumulators (see HostFold).
 template <typename A> struct Sum {
+  static constexpr int kHostLaneBytes = 128;
   static __device__ __forceinline__ A neutral() { return zero<A>(); }
   static __device__ __forceinline__ A fold(A x, A y) { return x + y; }
 };
 // min and max propagate NaN, as numpy's do (PyCUDA's fmin/fmax would drop it).
 template <typename A> struct Min {
+  static constexpr int kHostLaneBytes = 512;
   static __device__ __forceinline__ A neutral() { return Limits<A>::highest(); }
   static __device__ __forceinline__ A fold(A x, A y) { return (is_nan(x) || x < y) ? x : y; }
 };
 template <typename A> struct Max {
+  static constexpr int kHostLaneBytes = 512;
   static __device__ __forceinline__ A neutral() { return Limits<A>::lowest(); }
   static __device__ __forceinline__ A fold(A x, A y) { return (is_nan(x) || x > y) ? x : y; }
 };
 struct Any {
+  static constexpr int kHostLaneBytes = 128;
   static __device__ __forceinline__ bool neutral() { return false; }
   static __device__ __forceinline__ bool fold(bool x, bool y) { return x || y; }
 };
 struct All {
+  static constexpr int kHostLaneBytes = 128;
   static __device__ __forceinline__ bool neutral() { return true; }
   static __device__ __forceinline__ bool fold(bool x, bool y) { return x && y; }
 };
@@ -211,11 +217,11 @@ __device__ __forceinline__ A fold_slice(const U* a, const U* b, long long n, int
   return F::fold(F::fold(acc, acc1), F::fold(acc2, acc3));
 }
 #else
-// Lanes of the host's contiguous fold: 128 bytes of accumulators, enough independent vector
+// Lanes of the host's contiguous fold: F's bytes of accumulators, enough independent vector
 // operations to hide their latency; and the terms one lane-wise pass folds before its value
 // joins the pairwise combination.
-template <typename A> struct HostFold {
-  static constexpr int kLanes = sizeof(A) >= 128 ? 1 : 128 / sizeof(A);
+template <typename A, typename F> struct HostFold {
+  static constexpr int kLanes = sizeof(A) >= F::kHostLaneBytes ? 1 : F::kHostLaneBytes / sizeof(A);
   static constexpr long long kRun = 64 * kLanes;
 };
 
@@ -240,10 +246,10 @@ template <typename A, typename F> struct Pairwise {
 // The fold of the contiguous terms [lo, hi).
 template <typename U, typename A, typename F, typename Term>
 __device__ __forceinline__ A fold_run(const U* a, const U* b, long long lo, long long hi, int conj) {
-  constexpr int L = HostFold<A>::kLanes;
+  constexpr int L = HostFold<A, F>::kLanes;
   Pairwise<A, F> pairs;
-  for (long long start = lo; start < hi; start += HostFold<A>::kRun) {
-    const long long end = hi - start < HostFold<A>::kRun ? hi : start + HostFold<A>::kRun;
+  for (long long start = lo; start < hi; start += HostFold<A, F>::kRun) {
+    const long long end = hi - start < HostFold<A, F>::kRun ? hi : start + HostFold<A, F>::kRun;
     A lane[L];
     for (int j = 0; j < L; ++j) lane[j] = F::neutral();
     long long i = start;
@@ -316,7 +322,7 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
       long long ia = j, ib = j;
       if (layout) strided_offsets(layout, j, &ia, &ib);
       run = F::fold(run, Term::term(a, b, ia, ib, conj));
-      if ((i - lo) % HostFold<A>::kRun == HostFold<A>::kRun - 1) {
+      if ((i - lo) % HostFold<A, F>::kRun == HostFold<A, F>::kRun - 1) {
         pairs.add(run);
         run = F::neutral();
       }

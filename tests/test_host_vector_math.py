@@ -32,7 +32,8 @@ NUMPY: dict[str, Callable[..., np.ndarray]] = {
     "tanh": np.tanh,
 }
 # Bounds in ulps of the result against the correctly rounded one. float computes in double and
-# rounds once (measured at most 0.92, tan); double (measured: log10 0.65, atan 0.84, asin 0.87,
+# rounds once (measured at most 0.92, tan; log10, atan, sinh and tanh at most 0.512 over every
+# float input); double (measured: log10 0.65, atan 0.84, asin 0.87,
 # acos 0.89, sin 0.77, cos 0.75, tan 0.84, cosh 1.01, tanh 1.36, sinh 1.58).
 BOUND = {np.float32: 1.0, np.float64: {"sinh": 2.0, "cosh": 2.0, "tanh": 2.0}}
 ODD = ("sin", "tan", "asin", "atan", "sinh", "tanh")

@@ -110,6 +110,22 @@ def test_min_max_propagate_nan_and_handle_infinities(what: str) -> None:
     assert np.isnan(getattr(gpuarray, what)(gpuarray.to_gpu(host)).get())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_min_max_of_long_arrays_find_the_extreme_or_nan_anywhere(dtype: str) -> None:
+    # Long enough for every part of the folds: the host's vector lanes and their runs, the
+    # remainder after the last full vector, several threads' shares, a GPU's grid-stride loop.
+    n = (1 << 20) + 37
+    rng = np.random.default_rng(11)
+    host = rng.uniform(-1.0, 1.0, n).astype(dtype)
+    for position in (0, 1, 127, 128, 8191, 8192, n // 2 + 5, n - 38, n - 1):
+        for what, extreme in (("min", -2.0), ("max", 2.0)):
+            probe = host.copy()
+            probe[position] = extreme
+            assert getattr(gpuarray, what)(gpuarray.to_gpu(probe)).get() == extreme, (what, position)
+            probe[position] = np.nan
+            assert np.isnan(getattr(gpuarray, what)(gpuarray.to_gpu(probe)).get()), (what, position)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_any_all_match_numpy(dtype: str) -> None:
     for host in (np.zeros(300, dtype), np.ones(300, dtype), sample(3001, dtype, 4)):
