@@ -12,6 +12,8 @@ mod _pygpu {
     use pyo3::prelude::*;
 
     #[pymodule_export]
+    use crate::python::activity::{activity_clock_ns, activity_record_range, activity_start, activity_stop};
+    #[pymodule_export]
     use crate::python::array::{
         DeviceArrayComplex128, DeviceArrayComplex64, DeviceArrayFloat32, DeviceArrayFloat64, DeviceArrayInt16,
         DeviceArrayInt32, DeviceArrayInt64, DeviceArrayUint16, DeviceArrayUint32, DeviceArrayUint64,

@@ -231,6 +231,22 @@ def test_snapshot_interval_scheme_and_no_snapshots(tmp_path: Path) -> None:
     assert "Snapshots: 35 x 66 doubles" in done.stdout
 
 
+def test_profile_option(tmp_path: Path) -> None:
+    done = run_python_demo(tmp_path, "--profile", "--t-final", "0.05", "--snapshot-every", "5")
+    assert printed_u10(done.stdout) == pytest.approx(reference(t_final=0.05, every=5)["final"][10], rel=1e-5)
+    if not pygpu.capabilities().activity_records:
+        assert "--profile: " in done.stderr and "running without it" in done.stderr
+        assert not (tmp_path / "profile.json").exists()
+        return
+    # 50 steps: 50 launches of the step kernel, and 10 snapshot copies.
+    assert re.search(r"^burgers_step_lagged\s+kernel\s+50\s", done.stdout, re.M), done.stdout
+    assert re.search(r"^memcpy_dtod\s+memcpy_dtod\s+10\s", done.stdout, re.M), done.stdout
+    trace = json.loads((tmp_path / "profile.json").read_text())
+    kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+    assert len(kernels) == 50 and all(e["name"] == "burgers_step_lagged" for e in kernels)
+    assert (tmp_path / "profile.png").stat().st_size > 1000
+
+
 # --- the Rust driver --------------------------------------------------------------------------
 
 

@@ -493,6 +493,12 @@ def build_parser(
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it appears on runs longer than a second)"
     )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="record the time loop with pygpu.profile(): print the per-kernel table, write profile.json "
+        "(a trace for Perfetto) and profile.png (a timeline) in --out",
+    )
     return p
 
 
@@ -514,6 +520,29 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = build_parser()
     return check_args(p, p.parse_args(argv))
+
+
+def start_profile() -> Any:
+    """A running pygpu.profile() recording, or None (and why, on stderr) where the backend
+    does not record."""
+    import pygpu
+
+    recording = pygpu.profile()
+    try:
+        return recording.__enter__()
+    except pygpu.CudaError as e:
+        print(f"burger.py: --profile: {e}; running without it", file=sys.stderr)
+        return None
+
+
+def report_profile(recording: Any, out: Path) -> None:
+    """The time loop's per-kernel table on stdout; its trace and timeline in `out`."""
+    print("Profile of the time loop (pygpu.profile()):")
+    print(recording.table(limit=8))
+    recording.export_chrome_trace(out / "profile.json")
+    figure = recording.plot()
+    figure.savefig(out / "profile.png", dpi=120, bbox_inches="tight")
+    print(f"Wrote profile.json (open it in https://ui.perfetto.dev) and profile.png in {out}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -559,11 +588,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({format_bytes(solver.rows * solver.row_bytes)}), every {args.snapshot_every} step(s)"
         )
     print(f"time = {problem.dt:g}", flush=True)
-    seconds_per_step = solver.run(Progress(steps, enabled=not args.no_progress))
+    recording = start_profile() if args.profile else None
+    try:
+        seconds_per_step = solver.run(Progress(steps, enabled=not args.no_progress))
+    finally:
+        if recording is not None:
+            recording.__exit__(None, None, None)
     print(f"time = {t_end:g}")
     print(f"Mean Wall-Time: {seconds_per_step * 1e3:.6g} ms per step ({solver.loop_seconds:.4g} s for {steps} steps)")
     final = solver.final()
     print(f"u[10] = {final[10]:.6g}", flush=True)
+    if recording is not None:
+        report_profile(recording, out)
 
     meta = {
         "driver": "python",

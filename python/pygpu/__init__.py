@@ -21,7 +21,8 @@ Example (on any machine, with ``PYGPU_BACKEND=host``)::
 
 Modules, as PyCUDA's: ``gpuarray``, ``driver``, ``compiler``, ``cumath``, ``curandom``,
 ``elementwise``, ``reduction``, ``scan``, ``tools``, ``characterize``, ``vec``; and pygpu's own
-``nccl`` and ``mpi`` for several GPUs. The low-level calls keep PyGPU's names
+``nccl`` and ``mpi`` for several GPUs, ``pygpu.profile()`` (a per-kernel table, a trace
+file and a timeline) and ``nvtx`` for named ranges in it. The low-level calls keep PyGPU's names
 (``cudaSetDevice``, ``cudaStream_t``, ``DeviceArray_float64``, ...) and return status objects;
 everything above them raises from one exception tree, listed in ``pygpu.errors``.
 ``pygpu.capabilities()`` says what the active backend can do (its compiler, linker, memory...).
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from pygpu._driver.devices import *  # noqa: F403
     from pygpu._driver.pinned import *  # noqa: F403
     from pygpu.gpuarray import *  # noqa: F403
+    from pygpu import profiler as _profiler
+    from pygpu.profiler import *  # noqa: F403
 
     # pygpu offers those of the compiled module's names that __all__ lists; memcpy_peer and
     # memcpy_peer_async are pygpu._driver.devices' (above), which take Contexts and Devices too.
@@ -152,11 +155,12 @@ globals().update((name, getattr(_pygpu, name)) for name in __all__ if name not i
 # numpy takes most of `import pygpu`'s time, so these modules' public names load on first use.
 # `import pygpu as gpuarray` serves PyCUDA code: every public name of pygpu.gpuarray is also
 # pygpu's. Lightest first: a name is looked for in each module in turn, imported as needed.
-_LAZY_MODULES = ("pygpu._driver.devices", "pygpu._driver.pinned", "pygpu.gpuarray")
+_LAZY_MODULES = ("pygpu._driver.devices", "pygpu._driver.pinned", "pygpu.profiler", "pygpu.gpuarray")
 _OWN_NAMES = tuple(__all__)
 if TYPE_CHECKING:
     __all__ += _devices.__all__
     __all__ += _pinned.__all__
+    __all__ += _profiler.__all__
     __all__ += _gpuarray.__all__
 else:
     # At run time __all__ completes on first use (__getattr__), the lazy modules' names with it.
@@ -175,6 +179,8 @@ _SUBMODULES = frozenset(
         "gpuarray",
         "mpi",
         "nccl",
+        "nvtx",
+        "profiler",
         "reduction",
         "scan",
         "tools",

@@ -192,6 +192,30 @@ class Capabilities:
     @property
     def cuda_array_interface(self) -> bool:
         """Whether arrays offer ``__cuda_array_interface__`` (not where device memory is host memory)."""
+    @property
+    def activity_records(self) -> bool:
+        """Whether ``pygpu.profile()`` records this backend's launches, copies, fills,
+        allocations and synchronisations (the host backend's; CUDA's through CUPTI are to come)."""
+
+# The activity recorder behind pygpu.profile() and pygpu.nvtx (pygpu.profiler reads it).
+
+def activity_start() -> None:
+    """Starts recording the active backend's launches, copies, fills, allocations and
+    synchronisations; raises where the backend does not record (see
+    ``capabilities().activity_records``) or a recording already runs."""
+
+def activity_stop() -> tuple[
+    list[tuple[str, str, int, int, int, int, tuple[int, int, int], tuple[int, int, int]]], int
+]:
+    """Ends the recording: its records in the order they ended, and how many were dropped past
+    the recorder's bound (1,048,576 records)."""
+
+def activity_clock_ns() -> int:
+    """Nanoseconds on the recorder's clock (monotonic, shared by every thread of the process)."""
+
+def activity_record_range(name: str, start_ns: int, end_ns: int, thread: int) -> None:
+    """Notes a named range (``pygpu.nvtx.range``) from ``start_ns`` to ``end_ns`` on the
+    recorder's clock, on row ``thread``; nothing when no recording runs."""
 
 def capabilities(backend: str | None = None) -> Capabilities:
     """What the active backend can do, and how; starts the backend if needed. With ``backend``

@@ -94,6 +94,13 @@ impl Capabilities {
         self.0.cuda_array_interface
     }
 
+    /// Whether ``pygpu.profile()`` records this backend's launches, copies, fills,
+    /// allocations and synchronisations (the host backend's; CUDA's through CUPTI are to come).
+    #[getter]
+    fn activity_records(&self) -> bool {
+        self.0.activity_records
+    }
+
     fn __repr__(&self) -> String {
         let t = self.0;
         let text = |s: Option<&str>| s.map_or("None".to_string(), |s| format!("'{s}'"));
@@ -102,7 +109,7 @@ impl Capabilities {
         format!(
             "Capabilities(backend='{}', compiler='{}', linker={}, device_launch={}, host_memory={}, \
              kernels_on_cpu={}, warp_size={}, collectives={}, dlpack_device_type={}, dlpack_host_types=({}{}), \
-             dlpack_default_stream={}, cai_default_stream={}, cuda_array_interface={})",
+             dlpack_default_stream={}, cai_default_stream={}, cuda_array_interface={}, activity_records={})",
             t.backend.name(),
             t.compiler.name(),
             text(t.linker.map(|l| l.name())),
@@ -116,7 +123,8 @@ impl Capabilities {
             if types.len() == 1 { "," } else { "" },
             t.dlpack_default_stream,
             t.cai_default_stream.map_or("None".to_string(), |s| s.to_string()),
-            flag(t.cuda_array_interface)
+            flag(t.cuda_array_interface),
+            flag(t.activity_records)
         )
     }
 }

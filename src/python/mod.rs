@@ -8,6 +8,7 @@
 //! `module` <- `prepared_call`; `device`, `interop`, `compiler` and the typed classes `array`,
 //! `ptr_wrapper` sit on top, and `status_api` (PyGPU's status-returning names) over the calls.
 
+pub mod activity;
 pub mod array;
 pub mod array_storage;
 pub mod buffer;

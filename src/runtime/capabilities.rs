@@ -97,6 +97,9 @@ pub struct Capabilities {
     pub cai_default_stream: Option<i64>,
     /// Whether arrays offer the CUDA Array Interface at all.
     pub cuda_array_interface: bool,
+    /// Whether `pygpu.profile()` records this backend's launches, copies, fills, allocations
+    /// and synchronisations (`runtime::activity`).
+    pub activity_records: bool,
 }
 
 pub const CUDA: Capabilities = Capabilities {
@@ -113,6 +116,7 @@ pub const CUDA: Capabilities = Capabilities {
     dlpack_default_stream: 1,
     cai_default_stream: Some(1),
     cuda_array_interface: true,
+    activity_records: false,
 };
 
 pub const HIP: Capabilities = Capabilities {
@@ -129,6 +133,7 @@ pub const HIP: Capabilities = Capabilities {
     dlpack_default_stream: 0,
     cai_default_stream: None,
     cuda_array_interface: true,
+    activity_records: false,
 };
 
 pub const HOST: Capabilities = Capabilities {
@@ -145,6 +150,7 @@ pub const HOST: Capabilities = Capabilities {
     dlpack_default_stream: 0,
     cai_default_stream: None,
     cuda_array_interface: false,
+    activity_records: true,
 };
 
 impl BackendKind {

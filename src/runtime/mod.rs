@@ -9,6 +9,7 @@
 //! their device's `Arc<Context>`, a `Function` holds its `Module`, a graph the modules of
 //! the kernels captured into it. The unsafe destroy calls are made in one place, `owned.rs`.
 
+pub mod activity;
 pub mod backend;
 pub mod bin_pool;
 pub mod block_cache;

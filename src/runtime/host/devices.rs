@@ -21,6 +21,9 @@ impl Devices for HostBackend {
     }
 
     fn device_synchronize(&self) -> Result<()> {
+        if activity::recording() {
+            activity::record_since(ActivityKind::Synchronize, activity::clock_ns(), 0, 0);
+        }
         Ok(())
     }
 

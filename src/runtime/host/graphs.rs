@@ -50,7 +50,7 @@ impl Graphs for HostBackend {
         for op in ops.iter() {
             // SAFETY: the ops were validated when captured; host pointers captured in a
             // graph must stay valid while it is replayed, as in CUDA.
-            unsafe { self.run_op(op) }?;
+            unsafe { self.run_op_on(op, Some(stream)) }?;
         }
         Ok(())
     }

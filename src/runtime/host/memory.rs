@@ -260,12 +260,18 @@ unsafe fn damaged_redzones(ptr: u64, bytes: usize) -> Option<Damage> {
 
 impl DeviceMemory for HostBackend {
     fn malloc(&self, bytes: usize) -> Result<DevicePtr> {
-        self.cpu_malloc_pages(bytes)
+        activity::noted(ActivityKind::Alloc, 0, bytes as u64, || self.cpu_malloc_pages(bytes))
     }
 
     unsafe fn free(&self, ptr: DevicePtr) -> Result<()> {
+        let recorded = activity::recording()
+            .then(|| (activity::clock_ns(), self.state().allocations.get(&ptr).map_or(0, |a| a.0)));
         // SAFETY: the same contract, forwarded from the caller.
-        unsafe { self.cpu_free(ptr) }
+        unsafe { self.cpu_free(ptr) }?;
+        if let Some((start, bytes)) = recorded {
+            activity::record_since(ActivityKind::Free, start, 0, bytes as u64);
+        }
+        Ok(())
     }
 
     unsafe fn memcpy_htod(

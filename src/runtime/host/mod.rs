@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use super::activity::{self, ActivityKind};
 use super::error::{
     CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, CUDA_ERROR_ILLEGAL_ADDRESS,
     CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_RESOURCE_HANDLE, CUDA_ERROR_INVALID_VALUE,
@@ -189,7 +190,38 @@ impl HostBackend {
         }
         // SAFETY: the caller of the public entry point vouched for the host pointers;
         // device ranges are checked by run_op.
-        unsafe { self.run_op(&op) }
+        unsafe { self.run_op_on(&op, stream) }
+    }
+
+    /// run_op, noted in a running pygpu.profile() recording (`stream`: None is the default one).
+    ///
+    /// # Safety
+    /// As run_op's.
+    #[inline(always)]
+    unsafe fn run_op_on(&self, op: &HostOp, stream: Option<StreamHandle>) -> Result<()> {
+        if activity::recording() {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.run_op_recorded(op, stream) };
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.run_op(op) }
+    }
+
+    /// run_op_on while recording: out of line, so that the path outside a recording stays as
+    /// it was but for one load and branch.
+    ///
+    /// # Safety
+    /// As run_op's.
+    #[cold]
+    #[inline(never)]
+    unsafe fn run_op_recorded(&self, op: &HostOp, stream: Option<StreamHandle>) -> Result<()> {
+        let start = activity::clock_ns();
+        // SAFETY: forwarded from the caller.
+        let result = unsafe { self.run_op(op) };
+        if result.is_ok() {
+            activity::record(op.activity(stream.map_or(0, |s| s.0 as u64), start));
+        }
+        result
     }
 
     /// `op` as a graph keeps it: a graph holds addresses only, so copies to or from pageable

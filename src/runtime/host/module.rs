@@ -22,6 +22,7 @@ use libloading::Library;
 
 use super::faults;
 use super::worker_memory::{Worker, WorkerMemory};
+use crate::runtime::activity::{Activity, ActivityKind};
 use crate::runtime::kernel::{symbol_name, KernelArgs, LaunchConfig};
 use crate::runtime::{BackendKind, DevicePtr, Error, Result};
 
@@ -591,6 +592,33 @@ pub(super) enum HostOp {
         element_size: usize,
         count: usize,
     },
+}
+
+impl HostOp {
+    /// What a pygpu.profile() recording notes of this op, run on `stream` from `start_ns` until now.
+    pub(super) fn activity(&self, stream: u64, start_ns: u64) -> Activity {
+        let (kind, bytes) = match *self {
+            HostOp::Launch { .. } => (ActivityKind::Kernel, 0),
+            HostOp::HostToDevice { bytes, .. } => (ActivityKind::CopyHostToDevice, bytes),
+            HostOp::DeviceToHost { bytes, .. } => (ActivityKind::CopyDeviceToHost, bytes),
+            HostOp::DeviceToDevice { bytes, .. } => (ActivityKind::CopyDeviceToDevice, bytes),
+            HostOp::Memset { element_size, count, .. } => (ActivityKind::Memset, element_size.saturating_mul(count)),
+        };
+        let (name, grid, block) = match self {
+            HostOp::Launch { function, config, .. } => (function.name.clone(), config.grid, config.block),
+            _ => (String::new(), [0; 3], [0; 3]),
+        };
+        Activity {
+            kind,
+            name,
+            start_ns,
+            end_ns: crate::runtime::activity::clock_ns(),
+            stream,
+            bytes: bytes as u64,
+            grid,
+            block,
+        }
+    }
 }
 
 #[cfg(test)]

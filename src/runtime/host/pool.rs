@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use super::{HostBackend, CURRENT_DEVICE};
+use crate::runtime::activity::{self, ActivityKind};
 use crate::runtime::error::{CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MEMORY_ALLOCATION};
 use crate::runtime::{DeviceMemory, DevicePtr, PooledMemory, Result, StreamHandle};
 
@@ -125,7 +126,43 @@ impl HostPool {
 }
 
 impl PooledMemory for HostBackend {
-    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<(DevicePtr, u64)> {
+    fn pool_malloc(&self, bytes: usize, stream: StreamHandle) -> Result<(DevicePtr, u64)> {
+        activity::noted(ActivityKind::Alloc, stream.0 as u64, bytes as u64, || self.pool_take(bytes))
+    }
+
+    unsafe fn pool_free(
+        &self,
+        ptr: DevicePtr,
+        bytes: usize,
+        _ticket: u64,
+        _device: i32,
+        stream: StreamHandle,
+    ) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        activity::noted(ActivityKind::Free, stream.0 as u64, bytes as u64, || unsafe { self.pool_give_back(ptr) })
+    }
+
+    fn pool_trim(&self, device: i32) -> Result<()> {
+        // One block at a time, the pool's lock released before each free (the pool's lock
+        // comes before the registry's): trimming runs when memory ran out, so it allocates nothing.
+        loop {
+            let Some(ptr) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop_idle(device) else {
+                return Ok(());
+            };
+            // SAFETY: an idle block came from malloc and was just removed from the cache,
+            // so nothing hands it out again; it is freed exactly once.
+            unsafe { self.free(ptr) }?;
+        }
+    }
+
+    fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
+        Ok(Some(self.pool.lock().unwrap_or_else(|e| e.into_inner()).reserved(device)))
+    }
+}
+
+impl HostBackend {
+    /// A block of the pool's cache, or a new one.
+    fn pool_take(&self, bytes: usize) -> Result<(DevicePtr, u64)> {
         if bytes == 0 {
             return Ok((0, 0));
         }
@@ -144,14 +181,11 @@ impl PooledMemory for HostBackend {
         Ok((ptr, 0))
     }
 
-    unsafe fn pool_free(
-        &self,
-        ptr: DevicePtr,
-        _bytes: usize,
-        _ticket: u64,
-        _device: i32,
-        _s: StreamHandle,
-    ) -> Result<()> {
+    /// The block back to the pool's cache (or freed, past the cache's bounds).
+    ///
+    /// # Safety
+    /// `ptr` came from pool_take and is not used after this call.
+    unsafe fn pool_give_back(&self, ptr: DevicePtr) -> Result<()> {
         if ptr == 0 {
             return Ok(());
         }
@@ -179,22 +213,5 @@ impl PooledMemory for HostBackend {
             }
             GiveBack::Unknown => Err(Self::err(CUDA_ERROR_INVALID_VALUE)),
         }
-    }
-
-    fn pool_trim(&self, device: i32) -> Result<()> {
-        // One block at a time, the pool's lock released before each free (the pool's lock
-        // comes before the registry's): trimming runs when memory ran out, so it allocates nothing.
-        loop {
-            let Some(ptr) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop_idle(device) else {
-                return Ok(());
-            };
-            // SAFETY: an idle block came from malloc and was just removed from the cache,
-            // so nothing hands it out again; it is freed exactly once.
-            unsafe { self.free(ptr) }?;
-        }
-    }
-
-    fn pool_reserved_bytes(&self, device: i32) -> Result<Option<usize>> {
-        Ok(Some(self.pool.lock().unwrap_or_else(|e| e.into_inner()).reserved(device)))
     }
 }

@@ -1,0 +1,60 @@
+//! The compiled half of `pygpu.profile()` and `pygpu.nvtx`: starts and stops the runtime's
+//! activity recorder and hands its records to `pygpu.profiler`, which builds the table, the
+//! trace file and the plot from them.
+
+use pyo3::prelude::*;
+
+use crate::runtime::activity::{self, Activity, ActivityKind};
+use crate::runtime::backend;
+
+/// One record as Python receives it: (kind, name, start_ns, end_ns, stream, bytes, grid, block).
+type Record = (&'static str, String, u64, u64, u64, u64, (u32, u32, u32), (u32, u32, u32));
+
+/// Starts recording the active backend's launches, copies, fills, allocations and
+/// synchronisations; raises where the backend does not record (see
+/// ``capabilities().activity_records``) or a recording already runs.
+#[pyfunction]
+pub fn activity_start() -> PyResult<()> {
+    Ok(activity::start(backend()?.kind())?)
+}
+
+/// Ends the recording: its records in the order they ended, and how many were dropped past
+/// the recorder's bound (1,048,576 records).
+#[pyfunction]
+pub fn activity_stop() -> (Vec<Record>, u64) {
+    let recording = activity::stop();
+    let records = recording
+        .activities
+        .into_iter()
+        .map(|a| {
+            let [gx, gy, gz] = a.grid;
+            let [bx, by, bz] = a.block;
+            (a.kind.name(), a.name, a.start_ns, a.end_ns, a.stream, a.bytes, (gx, gy, gz), (bx, by, bz))
+        })
+        .collect();
+    (records, recording.dropped)
+}
+
+/// Nanoseconds on the recorder's clock (monotonic, shared by every thread of the process).
+#[pyfunction]
+pub fn activity_clock_ns() -> u64 {
+    activity::clock_ns()
+}
+
+/// Notes a named range (``pygpu.nvtx.range``) from ``start_ns`` to ``end_ns`` on the
+/// recorder's clock, on row ``thread``; nothing when no recording runs.
+#[pyfunction]
+pub fn activity_record_range(name: String, start_ns: u64, end_ns: u64, thread: u64) {
+    if activity::recording() {
+        activity::record(Activity {
+            kind: ActivityKind::Range,
+            name,
+            start_ns,
+            end_ns,
+            stream: thread,
+            bytes: 0,
+            grid: [0; 3],
+            block: [0; 3],
+        });
+    }
+}

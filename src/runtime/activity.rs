@@ -1,0 +1,193 @@
+//! The activity recorder behind `pygpu.profile()`: while a recording runs, a backend that
+//! records (`Capabilities::activity_records`) notes each launch, copy, fill, allocation and
+//! synchronisation it performs, with its start and end on one process-wide clock. Outside a
+//! recording the only cost is one relaxed atomic load per operation.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+use super::error::{CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED};
+use super::{BackendKind, Error, Result};
+
+/// What an activity was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActivityKind {
+    Kernel,
+    CopyHostToDevice,
+    CopyDeviceToHost,
+    CopyDeviceToDevice,
+    Memset,
+    Alloc,
+    Free,
+    Synchronize,
+    /// A named range the user marked (`pygpu.nvtx.range`).
+    Range,
+}
+
+impl ActivityKind {
+    /// The name Python sees (`Activity.kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ActivityKind::Kernel => "kernel",
+            ActivityKind::CopyHostToDevice => "memcpy_htod",
+            ActivityKind::CopyDeviceToHost => "memcpy_dtoh",
+            ActivityKind::CopyDeviceToDevice => "memcpy_dtod",
+            ActivityKind::Memset => "memset",
+            ActivityKind::Alloc => "alloc",
+            ActivityKind::Free => "free",
+            ActivityKind::Synchronize => "synchronize",
+            ActivityKind::Range => "range",
+        }
+    }
+}
+
+/// One recorded activity. Times are nanoseconds on `clock_ns`'s clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    pub kind: ActivityKind,
+    /// The kernel's or range's name; empty for the others.
+    pub name: String,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The stream's handle (0: the default stream; ranges: the recording thread's number).
+    pub stream: u64,
+    /// Bytes copied, set or allocated; 0 where not known (kernels).
+    pub bytes: u64,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+}
+
+/// Activities kept per recording at most (about 100 bytes each); later ones are counted in
+/// `Recording::dropped`, so that a forgotten recording cannot take all memory.
+pub const MAX_ACTIVITIES: usize = 1 << 20;
+
+/// What `stop` hands back.
+#[derive(Debug, Default)]
+pub struct Recording {
+    pub activities: Vec<Activity>,
+    pub dropped: u64,
+}
+
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+static ACTIVITIES: Mutex<Vec<Activity>> = Mutex::new(Vec::new());
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+fn activities() -> MutexGuard<'static, Vec<Activity>> {
+    // A panic while the lock was held left a plain Vec, still whole: go on with it.
+    ACTIVITIES.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Whether a recording runs: the check on every operation's path.
+#[inline]
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// Nanoseconds since the first use of the clock in this process (monotonic).
+pub fn clock_ns() -> u64 {
+    let epoch = *EPOCH.get_or_init(Instant::now);
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Starts a recording on `backend`; one at a time in a process.
+pub fn start(backend: BackendKind) -> Result<()> {
+    if !backend.capabilities().activity_records {
+        return Err(Error::detailed(
+            CUDA_ERROR_NOT_SUPPORTED,
+            backend,
+            format!(
+                "pygpu.profile() does not record on the {} backend yet (it records on the host backend; \
+             CUDA's activity records through CUPTI are to come): time code there with CUDA events \
+             (pygpu.driver.Event) or NVIDIA's Nsight Systems",
+                backend.name()
+            ),
+        ));
+    }
+    let mut kept = activities();
+    if RECORDING.swap(true, Ordering::SeqCst) {
+        return Err(Error::detailed(
+            CUDA_ERROR_ILLEGAL_STATE,
+            backend,
+            "a pygpu.profile() recording already runs in this process: end it before starting another \
+             (recordings do not nest)",
+        ));
+    }
+    kept.clear();
+    DROPPED.store(0, Ordering::Relaxed);
+    clock_ns(); // the epoch, before the first activity
+    Ok(())
+}
+
+/// Ends the recording and hands its activities back in the order they ended; an empty
+/// recording where none ran.
+pub fn stop() -> Recording {
+    let mut kept = activities();
+    RECORDING.store(false, Ordering::SeqCst);
+    Recording { activities: std::mem::take(&mut *kept), dropped: DROPPED.swap(0, Ordering::Relaxed) }
+}
+
+/// Keeps `activity` if a recording runs (one that ended meanwhile does not take it).
+pub fn record(activity: Activity) {
+    let mut kept = activities();
+    if !recording() {
+        return;
+    }
+    if kept.len() >= MAX_ACTIVITIES {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    } else {
+        kept.push(activity);
+    }
+}
+
+/// Records an activity without launch shape that started at `start_ns` and ends now.
+pub fn record_since(kind: ActivityKind, start_ns: u64, stream: u64, bytes: u64) {
+    record(Activity {
+        kind,
+        name: String::new(),
+        start_ns,
+        end_ns: clock_ns(),
+        stream,
+        bytes,
+        grid: [0; 3],
+        block: [0; 3],
+    });
+}
+
+/// Runs `op`, noted as an activity of `kind` on `stream` moving `bytes` when a recording runs
+/// and `op` succeeds.
+pub fn noted<T>(kind: ActivityKind, stream: u64, bytes: u64, op: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !recording() {
+        return op();
+    }
+    let start = clock_ns();
+    let out = op()?;
+    record_since(kind, start, stream, bytes);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // One test: the recorder is process-wide, and tests run in parallel.
+    #[test]
+    fn records_only_while_recording_and_refuses_to_nest() {
+        assert!(start(BackendKind::Cuda).is_err(), "no activity records on cuda yet");
+        assert!(!recording());
+        assert!(start(BackendKind::Host).is_ok());
+        assert!(start(BackendKind::Host).is_err(), "recordings do not nest");
+        let t0 = clock_ns();
+        record_since(ActivityKind::Memset, t0, 0xdead_beef, 64);
+        let got = stop();
+        assert!(!recording());
+        // Other tests' host operations may land in the recording too; this one is there once.
+        let mine: Vec<&Activity> = got.activities.iter().filter(|a| a.stream == 0xdead_beef).collect();
+        assert_eq!(mine.len(), 1);
+        assert_eq!((mine[0].kind, mine[0].bytes), (ActivityKind::Memset, 64));
+        assert!(mine[0].start_ns == t0 && mine[0].end_ns >= t0);
+        record_since(ActivityKind::Free, clock_ns(), 0, 8);
+        assert!(stop().activities.is_empty());
+    }
+}

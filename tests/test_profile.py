@@ -1,0 +1,258 @@
+"""pygpu.profile() and pygpu.nvtx: what a recording holds (kernels by name with their launch
+shape, copies and fills with their bytes, allocations, synchronisations, named ranges), the
+table, the trace file and the plot built from it, and the recorder's rules (one recording at a
+time, nothing kept outside one)."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pygpu
+import pygpu.driver as drv
+import pygpu.gpuarray as gpuarray
+import pygpu.nvtx as nvtx
+import pygpu.profiler
+from pygpu import cumath
+from pygpu.compiler import SourceModule
+from pygpu.profiler import Activity, Profile
+
+records = pytest.mark.skipif(
+    not pygpu.capabilities().activity_records, reason="this backend does not record activity yet (CUPTI is to come)"
+)
+
+FILL = """
+__global__ void fill_seven(int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 7;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def fill_seven() -> pygpu.Function:
+    return SourceModule(FILL).get_function("fill_seven")
+
+
+def test_only_the_host_backend_records_so_far() -> None:
+    assert pygpu.capabilities("host").activity_records
+    assert not pygpu.capabilities("cuda").activity_records
+    assert not pygpu.capabilities("hip").activity_records
+    assert "activity_records=" in repr(pygpu.capabilities())
+
+
+@pytest.mark.skipif(pygpu.capabilities().activity_records, reason="this backend records")
+def test_a_backend_that_does_not_record_says_so() -> None:
+    with pytest.raises(pygpu.CudaError, match="does not record on the .* backend yet"):
+        with pygpu.profile():
+            pass
+
+
+@records
+def test_kernels_copies_and_fills_are_recorded_with_their_shape_and_bytes(fill_seven: pygpu.Function) -> None:
+    host = np.arange(4096, dtype=np.float32)
+    out = np.empty(1000, np.int32)
+    with pygpu.profile() as p:
+        a = gpuarray.to_gpu(host)
+        cumath.exp(a)
+        target = drv.mem_alloc(out.nbytes)
+        drv.memset_d32(target, 3, out.size)
+        fill_seven(target, np.int32(out.size), block=(128, 1, 1), grid=(8, 1))
+        drv.memcpy_dtoh(out, target)
+        copy = drv.mem_alloc(out.nbytes)
+        drv.memcpy_dtod(copy, target, out.nbytes)
+        pygpu.cudaDeviceSynchronize()
+    assert (out == 7).all()
+    by_kind: dict[str, list[Activity]] = {}
+    for a_ in p.activities:
+        by_kind.setdefault(a_.kind, []).append(a_)
+    [htod] = by_kind["memcpy_htod"]
+    assert htod.bytes == host.nbytes
+    [dtoh] = by_kind["memcpy_dtoh"]
+    assert dtoh.bytes == out.nbytes
+    [dtod] = by_kind["memcpy_dtod"]
+    assert dtod.bytes == out.nbytes
+    [memset] = by_kind["memset"]
+    assert memset.bytes == out.nbytes
+    [mine] = [k for k in by_kind["kernel"] if k.name == "fill_seven"]
+    assert mine.grid == (8, 1, 1) and mine.block == (128, 1, 1) and mine.bytes == 0
+    assert any(k.name.startswith("exp") for k in by_kind["kernel"])
+    assert any(a_.bytes == out.nbytes for a_ in by_kind["alloc"])
+    assert by_kind["synchronize"]
+    # One clock: in the order the program ran them, each taking time >= 0.
+    order = [htod, memset, mine, dtoh, dtod]
+    assert all(x.end_ns <= y.start_ns for x, y in zip(order, order[1:]))
+    assert all(a_.duration_ns >= 0 for a_ in p.activities)
+    assert p.activities == sorted(p.activities, key=lambda a_: (a_.start_ns, a_.end_ns))
+    assert htod.gb_per_s is not None and htod.gb_per_s > 0 and mine.gb_per_s is None
+
+
+@records
+def test_a_graph_replay_records_its_kernels(fill_seven: pygpu.Function) -> None:
+    target = drv.mem_alloc(4 * 256)
+    s = pygpu.cudaStream_t()
+    s.begin_capture()
+    fill_seven(target, np.int32(256), block=(64, 1, 1), grid=(4, 1), stream=s)
+    graph = s.end_capture().instantiate()
+    with pygpu.profile() as p:
+        graph.launch(s)
+        graph.launch(s)
+    launches = [a for a in p.kernels() if a.name == "fill_seven"]
+    assert len(launches) == 2 and all(a.stream == s.handle for a in launches)
+
+
+@records
+def test_the_table_sums_calls_per_kernel_and_shares_the_device_time() -> None:
+    a = gpuarray.to_gpu(np.ones(1 << 16, np.float32))
+    with pygpu.profile() as p:
+        for _ in range(5):
+            a * 2
+        gpuarray.sum(a).get()
+    rows = p.summary()
+    multiplies = [r for r in rows if r.kind == "kernel" and r.name.startswith("mul")]
+    assert len(multiplies) == 1 and multiplies[0].calls == 5
+    row = multiplies[0]
+    assert row.min_ns <= row.mean_ns <= row.max_ns and row.total_ns == pytest.approx(5 * row.mean_ns)
+    work = [r for r in rows if r.share is not None]
+    assert sum(r.share for r in work if r.share is not None) == pytest.approx(1.0)
+    assert [r.total_ns for r in rows] == sorted((r.total_ns for r in rows), reverse=True)
+    text = p.table()
+    lines = text.splitlines()
+    assert lines[0].split()[:3] == ["name", "kind", "calls"] and set(lines[1]) <= {"-", " "}
+    assert any(line.startswith(row.name) and " 5 " in line for line in lines)
+    assert len(p.table(limit=1).splitlines()) == 3
+    only_copies = p.summary(kinds=["memcpy_dtoh"])
+    assert [r.kind for r in only_copies] == ["memcpy_dtoh"] and only_copies[0].gb_per_s is not None
+
+
+@records
+def test_the_chrome_trace_is_trace_event_json(tmp_path: Path) -> None:
+    with pygpu.profile() as p:
+        with nvtx.range("outer"):
+            (gpuarray.to_gpu(np.arange(100.0)) + 1).get()
+    path = tmp_path / "trace.json"
+    p.export_chrome_trace(path)
+    trace = json.loads(path.read_text())
+    events = trace["traceEvents"]
+    spans = [e for e in events if e["ph"] == "X"]
+    assert len(spans) == len(p.activities)
+    for e in spans:
+        assert isinstance(e["name"], str) and e["name"]
+        assert e["ts"] >= 0 and e["dur"] >= 0 and isinstance(e["pid"], int) and isinstance(e["tid"], int)
+    assert {"kernel", "range", "memcpy_htod", "memcpy_dtoh"} <= {e["cat"] for e in spans}
+    named = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {(e["pid"], e["tid"]) for e in spans} <= named
+    [outer] = [e for e in spans if e["name"] == "outer"]
+    kernel = next(e for e in spans if e["cat"] == "kernel")
+    assert outer["ts"] <= kernel["ts"] and kernel["ts"] + kernel["dur"] <= outer["ts"] + outer["dur"] + 1e-3
+    assert "grid" in kernel["args"] and "block" in kernel["args"]
+
+
+@records
+def test_plot_draws_one_row_per_stream_and_range_thread() -> None:
+    pytest.importorskip("matplotlib")
+    s = pygpu.cudaStream_t()
+    a = gpuarray.to_gpu(np.ones(1000))
+    with pygpu.profile() as p:
+        with nvtx.range("two streams"):
+            a.fill(2.0)
+            a.fill(3.0, stream=s)
+    figure = p.plot()
+    [ax] = figure.axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert f"stream {s.handle}" in labels and f"thread {threading.get_native_id()}" in labels
+    assert len(labels) == len({(a_.kind == "range", a_.stream) for a_ in p.activities})
+
+
+@records
+def test_ranges_nest_and_decorate() -> None:
+    @nvtx.range("decorated")
+    def step(x: gpuarray.GPUArray) -> gpuarray.GPUArray:
+        return x + 1
+
+    x = gpuarray.to_gpu(np.zeros(10))
+    with pygpu.profile() as p:
+        with nvtx.range("outer"):
+            with nvtx.range("inner"):
+                step(x)
+            step(x)
+    ranges = {a.name: a for a in p.activities if a.kind == "range"}
+    assert set(ranges) == {"outer", "inner", "decorated"}
+    assert len([a for a in p.activities if a.name == "decorated"]) == 2
+    outer, inner = ranges["outer"], ranges["inner"]
+    assert outer.start_ns <= inner.start_ns <= inner.end_ns <= outer.end_ns
+    assert step.__name__ == "step"
+    with pytest.raises(TypeError, match="a range's name is a str"):
+        nvtx.range(3)  # type: ignore[arg-type]
+
+
+@records
+def test_recordings_do_not_nest_and_keep_nothing_outside() -> None:
+    a = gpuarray.to_gpu(np.ones(10))
+    with nvtx.range("before"):
+        a + 1
+    with pygpu.profile() as p:
+        with pytest.raises(pygpu.CudaError, match="recordings do not nest"):
+            with pygpu.profile():
+                pass
+        a + 2  # the first recording goes on
+    assert p.kernels() and not [r for r in p.activities if r.name == "before"]
+    kept = list(p.activities)
+    a + 3
+    with pytest.raises(ZeroDivisionError):
+        with pygpu.profile() as q:
+            a + 4
+            1 / 0
+    assert p.activities == kept and q.kernels()
+    with pygpu.profile() as empty:
+        pass
+    assert empty.activities == [] and empty.dropped == 0 and "name" in empty.table()
+
+
+@records
+def test_every_thread_lands_in_one_recording() -> None:
+    a = gpuarray.to_gpu(np.ones(1000, np.float32))
+
+    def work() -> None:
+        with nvtx.range("worker"):
+            cumath.sqrt(a)
+
+    with pygpu.profile() as p:
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    workers = [r for r in p.activities if r.name == "worker"]
+    assert len(workers) == 3 and len({r.stream for r in workers}) == 3
+    assert len([k for k in p.kernels() if k.name.startswith("sqrt")]) == 3
+
+
+@records
+@pytest.mark.parametrize("module", [pygpu.profiler, nvtx], ids=["profiler", "nvtx"])
+def test_the_modules_examples_run(module: object) -> None:
+    failed, attempted = doctest.testmod(module)  # type: ignore[arg-type]
+    assert attempted and not failed
+
+
+def test_profile_is_a_fresh_recording_each_time() -> None:
+    assert isinstance(pygpu.profile(), Profile) and pygpu.profile() is not pygpu.profile()
+    assert "profile" in pygpu.__all__ and pygpu.profile is pygpu.profiler.profile
+
+
+@records
+def test_a_recording_keeps_its_bound_and_counts_the_rest() -> None:
+    # The recorder keeps 2^20 activities (about 100 MB), so a forgotten recording cannot take
+    # all memory; the rest are counted.
+    src, dst = drv.mem_alloc(4), drv.mem_alloc(4)
+    copy = drv.memcpy_dtod
+    with pygpu.profile() as p:
+        for _ in range((1 << 20) + 25):
+            copy(dst, src, 4)
+    assert len(p.activities) == 1 << 20 and p.dropped == 25
+    assert "25 activities past the recorder's bound were not kept" in p.table()
