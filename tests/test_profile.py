@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -189,6 +190,38 @@ def test_ranges_nest_and_decorate() -> None:
     assert step.__name__ == "step"
     with pytest.raises(TypeError, match="a range's name is a str"):
         nvtx.range(3)  # type: ignore[arg-type]
+
+
+def test_ranges_reach_nvidia_nvtx_where_it_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, ...]] = []
+
+    class Enabled:  # NVIDIA's nvtx package, installed
+        @staticmethod
+        def enabled() -> bool:
+            return True
+
+        @staticmethod
+        def push_range(message: str) -> None:
+            calls.append(("push", message))
+
+        @staticmethod
+        def pop_range() -> None:
+            calls.append(("pop",))
+
+    monkeypatch.setitem(sys.modules, "nvtx", Enabled)
+    monkeypatch.setattr(nvtx, "_nvidia", False)  # looked up again
+    with nvtx.range("outer"):
+        with nvtx.range("inner"):
+            pass
+    assert calls == [("push", "outer"), ("push", "inner"), ("pop",), ("pop",)]
+    # Installed but disabled (NVTX_DISABLE), or not installed: nothing is called.
+    for absent in (type("Disabled", (Enabled,), {"enabled": staticmethod(lambda: False)}), None):
+        calls.clear()
+        monkeypatch.setitem(sys.modules, "nvtx", absent)
+        monkeypatch.setattr(nvtx, "_nvidia", False)
+        with nvtx.range("unheard"):
+            pass
+        assert calls == []
 
 
 @records

@@ -10,13 +10,16 @@ records, so the trace and the plot show each kernel under the step that launched
     >>> [(a.kind, a.name) for a in p.activities]
     [('range', 'setup')]
 
-Outside a recording a range costs two clock reads. (On CUDA, pygpu's ranges do not yet reach
-NVIDIA's NVTX library, so Nsight Systems does not show them.)
+Outside a recording a range costs two clock reads. Where NVIDIA's ``nvtx`` package is installed
+(``pip install nvtx``, or pygpu's ``nvtx`` extra; ``NVTX_DISABLE`` in the environment turns it
+off), each range is also an NVTX range in the default domain, which Nsight Systems (``nsys
+profile python script.py``) shows on the thread's row beside the kernels it launched.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -26,6 +29,22 @@ from pygpu import _pygpu
 __all__ = ["range"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: NVIDIA's nvtx module when it is installed and enabled (no NVTX_DISABLE), else None; looked up
+#: on the first range (False: not yet).
+_nvidia: Any = False
+
+
+def _nvidia_nvtx() -> Any:
+    global _nvidia
+    if _nvidia is False:
+        try:
+            nvidia = importlib.import_module("nvtx")  # NVIDIA's package, not this module
+        except ImportError:
+            _nvidia = None
+        else:
+            _nvidia = nvidia if nvidia.enabled() else None
+    return _nvidia
 
 
 class range:  # noqa: N801 - NVTX's and CuPy's name for it
@@ -39,12 +58,18 @@ class range:  # noqa: N801 - NVTX's and CuPy's name for it
         self._starts: list[int] = []
 
     def __enter__(self) -> range:
+        nvidia = _nvidia_nvtx()
+        if nvidia is not None:
+            nvidia.push_range(self.message)
         self._starts.append(_pygpu.activity_clock_ns())
         return self
 
     def __exit__(self, *exc: object) -> None:
         start = self._starts.pop()
         _pygpu.activity_record_range(self.message, start, _pygpu.activity_clock_ns(), threading.get_native_id())
+        nvidia = _nvidia_nvtx()
+        if nvidia is not None:
+            nvidia.pop_range()
 
     def __call__(self, func: F) -> F:
         @functools.wraps(func)
