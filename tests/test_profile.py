@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -289,3 +290,78 @@ def test_a_recording_keeps_its_bound_and_counts_the_rest() -> None:
             copy(dst, src, 4)
     assert len(p.activities) == 1 << 20 and p.dropped == 25
     assert "25 activities past the recorder's bound were not kept" in p.table()
+
+
+@records
+def test_stream_and_event_waits_are_recorded() -> None:
+    s = drv.Stream()
+    raw = pygpu.cudaStream_t()
+    event = drv.Event()
+    with pygpu.profile() as p:
+        s.synchronize()
+        pygpu.cudaStreamSynchronize(raw)
+        event.record()
+        event.synchronize()
+        pygpu.cudaDeviceSynchronize()
+    waits = [a for a in p.activities if a.kind == "synchronize"]
+    assert [a.stream for a in waits] == [s.handle, raw.handle, 0, 0]
+
+
+@records
+def test_only_the_recording_s_own_with_block_ends_it() -> None:
+    with pygpu.profile() as p:
+        a = gpuarray.to_gpu(np.ones(8))
+        # Another thread's stray stop, with any number, neither ends nor empties it.
+        errors: list[BaseException] = []
+
+        def stray() -> None:
+            try:
+                pygpu._pygpu.activity_stop(0)
+            except pygpu.CudaError as e:
+                errors.append(e)
+
+        t = threading.Thread(target=stray)
+        t.start()
+        t.join()
+        with pytest.raises(RuntimeError, match="not running"):
+            pygpu.profile().__exit__(None, None, None)
+        a.get()
+    assert len(errors) == 1 and "not running" in str(errors[0])
+    assert {"memcpy_htod", "memcpy_dtoh"} <= {r.kind for r in p.activities}
+    with pytest.raises(RuntimeError, match="not running"):
+        p.__exit__(None, None, None)  # ended already
+
+
+@records
+def test_a_forked_child_starts_with_no_recording() -> None:
+    a = gpuarray.to_gpu(np.ones(8))
+    with pygpu.profile() as p:
+        a + 1
+        pid = os.fork()
+        if pid == 0:  # the child: a recording of its own works, and holds only its own work
+            code = 1
+            try:
+                with pygpu.profile() as mine:
+                    a + 2
+                code = 0 if len(mine.kernels()) == 1 else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        a + 3
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert len(p.kernels()) == 2
+
+
+def test_range_names_are_checked_when_made() -> None:
+    with pytest.raises(ValueError, match="UTF-8"):
+        nvtx.range("step \ud800")
+
+
+@records
+def test_summary_takes_one_kind_or_several_and_refuses_unknown_ones() -> None:
+    with pygpu.profile() as p:
+        (2 * gpuarray.to_gpu(np.ones(10, np.float32))).get()
+    assert p.summary(kinds="kernel") == p.summary(kinds=["kernel"]) != []
+    with pytest.raises(ValueError, match="no activity kind 'bogus'; the kinds are kernel, "):
+        p.summary(kinds=["bogus"])
+    assert all(ord(c) < 128 for c in p.table()), "the table prints on any terminal"

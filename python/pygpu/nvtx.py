@@ -54,6 +54,10 @@ class range:  # noqa: N801 - NVTX's and CuPy's name for it
     def __init__(self, message: str) -> None:
         if not isinstance(message, str):
             raise TypeError(f"a range's name is a str, not {type(message).__name__}")
+        try:
+            message.encode("utf-8")
+        except UnicodeEncodeError as e:  # checked here, not when the range ends
+            raise ValueError(f"a range's name must be text that UTF-8 can encode: {e}") from None
         self.message = message
         self._starts: list[int] = []
 

@@ -36,6 +36,8 @@ __all__: list[str] = ["Activity", "Profile", "SummaryRow", "profile"]
 
 #: The kinds of device work: the table's share of time is of these.
 DEVICE_WORK = ("kernel", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memset")
+#: Every kind of activity.
+KINDS = (*DEVICE_WORK, "alloc", "free", "synchronize", "range")
 
 
 class Activity(NamedTuple):
@@ -104,13 +106,17 @@ class Profile:
         self.activities: list[Activity] = []
         #: Activities not kept past the recorder's bound (1,048,576 per recording).
         self.dropped = 0
+        self._token: int | None = None
 
     def __enter__(self) -> Profile:
-        _pygpu.activity_start()
+        self._token = _pygpu.activity_start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        records, self.dropped = _pygpu.activity_stop()
+        if self._token is None:
+            raise RuntimeError("this Profile's recording is not running: use it as `with pygpu.profile() as p:`")
+        token, self._token = self._token, None
+        records, self.dropped = _pygpu.activity_stop(token)
         self.activities = sorted((Activity(*record) for record in records), key=lambda a: (a.start_ns, a.end_ns))
 
     def kernels(self) -> list[Activity]:
@@ -119,9 +125,14 @@ class Profile:
 
     def summary(self, kinds: Iterable[str] | None = None) -> list[SummaryRow]:
         """One row per kind and name (each kernel by name; copies and fills by kind), the
-        longest total first. ``kinds`` limits the rows to those kinds (default: every kind
-        but ranges and synchronisations)."""
+        longest total first. ``kinds`` (one kind or several, of ``KINDS``) limits the rows to
+        those kinds (default: every kind but ranges and synchronisations)."""
+        if isinstance(kinds, str):
+            kinds = [kinds]
         wanted = set(kinds) if kinds is not None else set(DEVICE_WORK) | {"alloc", "free"}
+        if not wanted <= set(KINDS):
+            unknown = ", ".join(sorted(map(repr, wanted - set(KINDS))))
+            raise ValueError(f"no activity kind {unknown}; the kinds are {', '.join(KINDS)}")
         groups: dict[tuple[str, str], list[Activity]] = {}
         for a in self.activities:
             if a.kind in wanted:
@@ -181,13 +192,12 @@ class Profile:
         load): one row per stream, one per thread that marked ranges; times in µs."""
         pid = os.getpid()
         events: list[dict[str, Any]] = []
-        rows: dict[tuple[int, int], str] = {}
+        rows: dict[tuple[bool, int], int] = {}
         for a in self.activities:
-            if a.kind == "range":
-                tid, row = 1_000_000 + a.stream % 1_000_000, f"ranges, thread {a.stream}"
-            else:
-                tid, row = a.stream % 1_000_000, f"stream {a.stream}"
-            rows[(pid, tid)] = row
+            key = (a.kind == "range", a.stream)
+            if key not in rows:  # numbered in order of appearance: trace viewers want small ids
+                rows[key] = len(rows) + 1
+            tid = rows[key]
             args: dict[str, Any] = {}
             if a.bytes:
                 args["bytes"] = a.bytes
@@ -208,8 +218,9 @@ class Profile:
                     "args": args,
                 }
             )
-        for (p, tid), row in sorted(rows.items()):
-            events.append({"name": "thread_name", "ph": "M", "pid": p, "tid": tid, "args": {"name": row}})
+        for (is_range, stream), tid in rows.items():
+            name = f"ranges, thread {stream}" if is_range else f"stream {stream}"
+            events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}})
         events.append(
             {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": f"pygpu ({_pygpu.backend()})"}}
         )
@@ -233,7 +244,7 @@ class Profile:
             ax = Figure(figsize=(10, 3)).add_subplot()
         t0 = min((a.start_ns for a in self.activities), default=0)
         rows = sorted({(a.kind == "range", a.stream) for a in self.activities})
-        colours = {kind: f"C{i}" for i, kind in enumerate((*DEVICE_WORK, "alloc", "free", "synchronize", "range"))}
+        colours = {kind: f"C{i}" for i, kind in enumerate(KINDS)}
         for y, (is_range, stream) in enumerate(rows):
             for kind in colours:
                 spans = [
@@ -260,8 +271,9 @@ def profile() -> Profile:
 
 
 def _time(ns: float) -> str:
-    """A duration for the table: ns, µs, ms or s with three significant digits."""
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+    """A duration for the table: ns, us, ms or s with three significant digits (ASCII, so that
+    the table prints on any terminal)."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.3g} {unit}"
     return f"{ns:.3g} ns"

@@ -11,18 +11,20 @@ use crate::runtime::backend;
 type Record = (&'static str, String, u64, u64, u64, u64, (u32, u32, u32), (u32, u32, u32));
 
 /// Starts recording the active backend's launches, copies, fills, allocations and
-/// synchronisations; raises where the backend does not record (see
-/// ``capabilities().activity_records``) or a recording already runs.
+/// synchronisations, and returns the recording's number (for ``activity_stop``); raises where
+/// the backend does not record (see ``capabilities().activity_records``) or a recording
+/// already runs.
 #[pyfunction]
-pub fn activity_start() -> PyResult<()> {
+pub fn activity_start() -> PyResult<u64> {
     Ok(activity::start(backend()?.kind())?)
 }
 
-/// Ends the recording: its records in the order they ended, and how many were dropped past
-/// the recorder's bound (1,048,576 records).
+/// Ends recording number ``token``: its records in the order they ended, and how many were
+/// dropped past the recorder's bound (1,048,576 records); raises where that recording is not
+/// the one running.
 #[pyfunction]
-pub fn activity_stop() -> (Vec<Record>, u64) {
-    let recording = activity::stop();
+pub fn activity_stop(token: u64) -> PyResult<(Vec<Record>, u64)> {
+    let recording = activity::stop(token)?;
     let records = recording
         .activities
         .into_iter()
@@ -32,7 +34,7 @@ pub fn activity_stop() -> (Vec<Record>, u64) {
             (a.kind.name(), a.name, a.start_ns, a.end_ns, a.stream, a.bytes, (gx, gy, gz), (bx, by, bz))
         })
         .collect();
-    (records, recording.dropped)
+    Ok((records, recording.dropped))
 }
 
 /// Nanoseconds on the recorder's clock (monotonic, shared by every thread of the process).

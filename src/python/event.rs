@@ -99,7 +99,7 @@ pub fn event_record(event: &Bound<'_, CudaEvent>, stream: Option<&Bound<'_, Cuda
 #[pyfunction]
 pub fn event_synchronize(py: Python<'_>, event: &Bound<'_, CudaEvent>) -> CallResult<()> {
     let event = event.get().event()?;
-    super::stream::wait_until_done(py, || event.query())
+    super::stream::wait_until_done(py, 0, || event.query())
 }
 
 /// Whether `event` has completed; never waits.

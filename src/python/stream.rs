@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 use super::errors::CallResult;
 use super::releasable::Releasable;
+use crate::runtime::activity::{self, ActivityKind};
 use crate::runtime::{self, Context, Stream, StreamHandle};
 
 /// A thin wrapper: the stream itself is a `runtime::Stream`, destroyed when the last
@@ -178,10 +179,24 @@ impl CudaStream {
     }
 }
 
+/// Waits until `done` says so (see `wait`); a running pygpu.profile() recording notes the wait
+/// as a synchronisation on `stream` (a stream's raw handle; 0 for an event's wait).
+pub fn wait_until_done<F>(py: Python<'_>, stream: u64, done: F) -> CallResult<()>
+where
+    F: Fn() -> crate::runtime::Result<bool> + Sync,
+{
+    let start = activity::recording().then(activity::clock_ns);
+    wait(py, done)?;
+    if let Some(start) = start {
+        activity::record_since(ActivityKind::Synchronize, start, stream, 0);
+    }
+    Ok(())
+}
+
 /// Waits until `done` says so: first without releasing the GIL (an idle stream costs one
 /// query), then with the GIL released, spinning briefly and then sleeping, and checking
 /// every few milliseconds for Ctrl-C, which ends the wait with KeyboardInterrupt.
-pub fn wait_until_done<F>(py: Python<'_>, done: F) -> CallResult<()>
+fn wait<F>(py: Python<'_>, done: F) -> CallResult<()>
 where
     F: Fn() -> crate::runtime::Result<bool> + Sync,
 {
@@ -219,7 +234,7 @@ where
 pub fn stream_synchronize(py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> CallResult<()> {
     let b = runtime::backend()?;
     let h = stream_handle(stream)?;
-    wait_until_done(py, || b.stream_query(h))
+    wait_until_done(py, h.as_raw() as u64, || b.stream_query(h))
 }
 
 /// Whether the work queued on `stream` (None: the default stream) is done; never waits.

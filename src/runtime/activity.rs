@@ -3,8 +3,9 @@
 //! synchronisation it performs, with its start and end on one process-wide clock. Outside a
 //! recording the only cost is one relaxed atomic load per operation.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 use std::time::Instant;
 
 use super::error::{CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED};
@@ -70,6 +71,8 @@ pub struct Recording {
 }
 
 static RECORDING: AtomicBool = AtomicBool::new(false);
+/// The running recording's number (`start` hands it out, `stop` wants it back).
+static TOKEN: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 static ACTIVITIES: Mutex<Vec<Activity>> = Mutex::new(Vec::new());
 static EPOCH: OnceLock<Instant> = OnceLock::new();
@@ -91,8 +94,8 @@ pub fn clock_ns() -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Starts a recording on `backend`; one at a time in a process.
-pub fn start(backend: BackendKind) -> Result<()> {
+/// Starts a recording on `backend`, one at a time in a process; its number, for `stop`.
+pub fn start(backend: BackendKind) -> Result<u64> {
     if !backend.capabilities().activity_records {
         return Err(Error::detailed(
             CUDA_ERROR_NOT_SUPPORTED,
@@ -105,6 +108,7 @@ pub fn start(backend: BackendKind) -> Result<()> {
             ),
         ));
     }
+    install_fork_handlers();
     let mut kept = activities();
     if RECORDING.swap(true, Ordering::SeqCst) {
         return Err(Error::detailed(
@@ -117,15 +121,59 @@ pub fn start(backend: BackendKind) -> Result<()> {
     kept.clear();
     DROPPED.store(0, Ordering::Relaxed);
     clock_ns(); // the epoch, before the first activity
-    Ok(())
+    Ok(TOKEN.fetch_add(1, Ordering::SeqCst) + 1)
 }
 
-/// Ends the recording and hands its activities back in the order they ended; an empty
-/// recording where none ran.
-pub fn stop() -> Recording {
+/// Ends recording number `token` and hands its activities back in the order they ended.
+/// Refused where that recording is not the one running (it ended, or this is another's
+/// number), so that no one ends or empties someone else's recording.
+pub fn stop(token: u64) -> Result<Recording> {
     let mut kept = activities();
+    if !recording() || TOKEN.load(Ordering::SeqCst) != token {
+        return Err(Error::detailed(
+            CUDA_ERROR_ILLEGAL_STATE,
+            BackendKind::Host,
+            "this pygpu.profile() recording is not running: it ended already, or it was never started \
+             (end a recording with the `with` block that started it)",
+        ));
+    }
     RECORDING.store(false, Ordering::SeqCst);
-    Recording { activities: std::mem::take(&mut *kept), dropped: DROPPED.swap(0, Ordering::Relaxed) }
+    Ok(Recording { activities: std::mem::take(&mut *kept), dropped: DROPPED.swap(0, Ordering::Relaxed) })
+}
+
+thread_local! {
+    /// The recorder's lock, held by the forking thread across fork() (see install_fork_handlers).
+    static FORK_GUARD: RefCell<Option<MutexGuard<'static, Vec<Activity>>>> = const { RefCell::new(None) };
+}
+
+/// After fork() the child runs no recording: it inherits neither the parent's (which the
+/// parent will end) nor a lock held by a thread that does not exist there. Registered once,
+/// on the first recording.
+fn install_fork_handlers() {
+    static INSTALLED: Once = Once::new();
+    // SAFETY: the handlers only take and release the recorder's lock on the forking thread
+    // (`prepare` before fork, `parent`/`child` after it, on the same thread) and store atomics.
+    INSTALLED.call_once(|| unsafe {
+        libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
+    });
+}
+
+extern "C" fn fork_prepare() {
+    let kept = activities();
+    let _ = FORK_GUARD.try_with(|g| *g.borrow_mut() = Some(kept));
+}
+
+extern "C" fn fork_parent() {
+    let _ = FORK_GUARD.try_with(|g| drop(g.borrow_mut().take()));
+}
+
+extern "C" fn fork_child() {
+    RECORDING.store(false, Ordering::SeqCst);
+    let _ = FORK_GUARD.try_with(|g| {
+        if let Some(mut kept) = g.borrow_mut().take() {
+            *kept = Vec::new();
+        }
+    });
 }
 
 /// Keeps `activity` if a recording runs (one that ended meanwhile does not take it).
@@ -176,18 +224,22 @@ mod tests {
     fn records_only_while_recording_and_refuses_to_nest() {
         assert!(start(BackendKind::Cuda).is_err(), "no activity records on cuda yet");
         assert!(!recording());
-        assert!(start(BackendKind::Host).is_ok());
+        let token = start(BackendKind::Host).expect("the host backend records");
         assert!(start(BackendKind::Host).is_err(), "recordings do not nest");
         let t0 = clock_ns();
         record_since(ActivityKind::Memset, t0, 0xdead_beef, 64);
-        let got = stop();
+        assert!(stop(token + 1).is_err(), "only its own number ends a recording");
+        assert!(recording());
+        let got = stop(token).expect("its own number ends it");
         assert!(!recording());
+        assert!(stop(token).is_err(), "ended already");
         // Other tests' host operations may land in the recording too; this one is there once.
         let mine: Vec<&Activity> = got.activities.iter().filter(|a| a.stream == 0xdead_beef).collect();
         assert_eq!(mine.len(), 1);
         assert_eq!((mine[0].kind, mine[0].bytes), (ActivityKind::Memset, 64));
         assert!(mine[0].start_ns == t0 && mine[0].end_ns >= t0);
         record_since(ActivityKind::Free, clock_ns(), 0, 8);
-        assert!(stop().activities.is_empty());
+        let again = start(BackendKind::Host).expect("a new recording");
+        assert!(stop(again).map(|r| r.activities.iter().all(|a| a.stream != 0xdead_beef)).unwrap_or(false));
     }
 }

@@ -126,8 +126,10 @@ impl HostPool {
 }
 
 impl PooledMemory for HostBackend {
-    fn pool_malloc(&self, bytes: usize, stream: StreamHandle) -> Result<(DevicePtr, u64)> {
-        activity::noted(ActivityKind::Alloc, stream.0 as u64, bytes as u64, || self.pool_take(bytes))
+    // Recorded on stream 0: the pool orders its blocks on CUDA's legacy default stream (handle
+    // 1, which on this backend could also name a stream the user created).
+    fn pool_malloc(&self, bytes: usize, _stream: StreamHandle) -> Result<(DevicePtr, u64)> {
+        activity::noted(ActivityKind::Alloc, 0, bytes as u64, || self.pool_take(bytes))
     }
 
     unsafe fn pool_free(
@@ -136,10 +138,10 @@ impl PooledMemory for HostBackend {
         bytes: usize,
         _ticket: u64,
         _device: i32,
-        stream: StreamHandle,
+        _stream: StreamHandle,
     ) -> Result<()> {
         // SAFETY: forwarded from the caller.
-        activity::noted(ActivityKind::Free, stream.0 as u64, bytes as u64, || unsafe { self.pool_give_back(ptr) })
+        activity::noted(ActivityKind::Free, 0, bytes as u64, || unsafe { self.pool_give_back(ptr) })
     }
 
     fn pool_trim(&self, device: i32) -> Result<()> {
