@@ -108,6 +108,9 @@ def test_error_name_and_string_accept_status_or_int() -> None:
     assert pygpu.cudaGetErrorString(1) == "invalid argument"
     with pytest.raises(TypeError):
         pygpu.cudaGetErrorName("bad")  # type: ignore[arg-type]
+    for huge in (2**40, 2**70, -(2**70)):  # ints, just too large: a range error, not a type error
+        with pytest.raises(ValueError, match="is out of range: cudaError codes are 32-bit ints"):
+            pygpu.cudaGetErrorString(huge)
 
 
 @pytest.mark.parametrize(

@@ -261,3 +261,38 @@ def test_a_sigint_handler_that_does_not_raise_lets_the_launch_finish() -> None:
     result = run_child(code, timeout=60)
     assert result.returncode == 0, (result.stdout, result.stderr[-3000:])
     assert "finished 1" in result.stdout
+
+
+def test_copies_through_raw_addresses_say_where_the_range_went() -> None:
+    import pygpu.driver as drv
+
+    d = drv.mem_alloc(64)
+    data = np.arange(16, dtype=np.float32)  # 64 bytes
+    with pytest.raises(
+        pygpu.InvalidValueError, match=r"runs 32 bytes past the end of the allocation at 0x[0-9a-f]+ \(64 bytes\)"
+    ):
+        drv.memcpy_htod(int(d) + 32, data)
+    with pytest.raises(pygpu.InvalidValueError, match="is not in any live device allocation"):
+        drv.memcpy_htod(12345, data)
+    out = np.empty(2, np.float32)
+    with pytest.raises(pygpu.InvalidValueError, match="runs 4 bytes past the end"):
+        drv.memcpy_dtoh(out, int(d) + 60)
+    freed = int(d)
+    d.free()
+    with pytest.raises(pygpu.InvalidValueError, match="is not in any live device allocation"):
+        drv.memset_d8(freed, 0, 8)
+    pygpu.cudaGetLastError()
+
+
+def test_waiting_for_a_capturing_stream_is_refused() -> None:
+    # As on a GPU (cudaErrorStreamCaptureUnsupported): a capturing stream's work is being
+    # recorded, not run, so there is nothing to wait for.
+    s = pygpu.cudaStream_t()
+    s.begin_capture()
+    try:
+        assert pygpu.cudaStreamSynchronize(s).name == "cudaErrorStreamCaptureUnsupported"
+        assert pygpu.cudaStreamQuery(s).name == "cudaErrorStreamCaptureUnsupported"
+    finally:
+        s.end_capture()
+    assert pygpu.cudaStreamSynchronize(s) == 0  # after the capture: fine again
+    pygpu.cudaGetLastError()

@@ -340,11 +340,21 @@ exec "${REAL_CXX:-g++}" "$@"
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"  # a zombie has stopped running (its parent reaps it)
+    """Whether `pid` still runs, a second after it was sent SIGKILL at the latest: the kill is
+    sent before the compile call returns, but a process of the group other than the compiler
+    itself (which is waited for) dies when the kernel next schedules it, which on a loaded
+    machine can be some milliseconds later."""
+    deadline = time.monotonic() + 1.0
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state == "Z":  # a zombie has stopped running (its parent reaps it)
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.005)
 
 
 def _slow_compiler(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -571,3 +581,49 @@ def test_nccl_timeout_variable_is_named() -> None:
     env = {**os.environ, "PYGPU_NCCL_TIMEOUT": "later"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "PYGPU_NCCL_TIMEOUT" in done.stderr
+
+
+# --- integers out of a parameter's range say which parameter, the value and the range ---------
+
+_NARROW = SourceModule("__global__ void narrow(float* p, int n, unsigned char b) { if (n < 0) p[0] = b; }")
+
+
+@pytest.mark.parametrize(
+    ("call", "what", "error"),
+    [
+        (
+            lambda d: pygpu.memset_d8(d, 300, 4),
+            "memset_d8's value takes an unsigned 8-bit integer, from 0 to 255",
+            OverflowError,
+        ),
+        (lambda d: pygpu.memset_d16(d, 1 << 16, 4), "memset_d16's value takes an unsigned 16-bit", OverflowError),
+        (
+            lambda d: pygpu.memset_d32(d, -1, 4),
+            "memset_d32's value takes an unsigned 32-bit integer, from 0 to 4294967295; -1",
+            OverflowError,
+        ),
+        (lambda d: pygpu.memset_d32(d, 1.5, 4), "memset_d32's value: 'float' object cannot be interpreted", TypeError),
+        (lambda d: pygpu.cudaSetDevice(2**40), "the device ordinal takes a signed 32-bit integer", OverflowError),
+        (
+            lambda d: _NARROW.get_function("narrow")(d, np.int32(1), np.uint8(1), block=(1, 1, 1), shared=-1),
+            "shared= (bytes of dynamic shared memory) takes an unsigned 32-bit integer",
+            OverflowError,
+        ),
+        (
+            lambda d: _NARROW.get_function("narrow").prepare("PiB").prepared_call((1, 1), (1, 1, 1), d, 2**40, 1),
+            "argument 1 takes a signed 32-bit integer, from -2147483648 to 2147483647; 1099511627776",
+            OverflowError,
+        ),
+        (
+            lambda d: _NARROW.get_function("narrow").prepare("PiB").prepared_call((1, 1), (1, 1, 1), d, 1, 300),
+            "argument 2 takes an unsigned 8-bit integer, from 0 to 255; 300",
+            OverflowError,
+        ),
+    ],
+)
+def test_out_of_range_integers_name_the_parameter_and_range(call: Any, what: str, error: type) -> None:
+    d = pygpu.mem_alloc(64)
+    with pytest.raises(error) as raised:
+        call(d)
+    assert what in str(raised.value)
+    pygpu.cudaGetLastError()

@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::errors::CallResult;
+use super::int_args::int_in_range;
 use crate::runtime::{self, backend, DeviceProperties};
 
 /// Chooses the backend ("cuda", "hip" or "host") before the first GPU call.
@@ -21,7 +22,8 @@ pub fn backend_name() -> PyResult<&'static str> {
 
 /// Makes `device` (an ordinal from 0) the calling thread's current device.
 #[pyfunction]
-pub fn set_device(device: i32) -> CallResult<()> {
+pub fn set_device(device: &Bound<'_, PyAny>) -> CallResult<()> {
+    let device = int_in_range::<i32>(device, || "the device ordinal".to_string())?;
     Ok(backend()?.set_device(device)?)
 }
 

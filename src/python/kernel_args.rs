@@ -14,6 +14,7 @@ use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyTuple, PyType};
 
 use super::array_storage::Storage;
 use super::buffer::HostView;
+use super::int_args::{int_in_range, out_of_range};
 use super::kernel_signature::ParamKind;
 use super::memory::DeviceAllocation;
 use crate::runtime::KernelArgs;
@@ -290,27 +291,30 @@ pub(super) fn pack_numpy_scalar(
 /// Packs `obj` as a `kind` parameter by converting it (Python numbers, numpy scalars of other
 /// types, arrays and allocations for pointers).
 fn pack_value(args: &mut KernelArgs, kind: ParamKind, obj: &Bound<'_, PyAny>, index: usize) -> PyResult<()> {
+    let what = || format!("argument {index}");
     let r = match kind {
         ParamKind::Pointer => args.push(pointer_of(obj, index)?),
-        ParamKind::I8 => args.push(obj.extract::<i8>()?),
+        ParamKind::I8 => args.push(int_in_range::<i8>(obj, what)?),
         // "?" (bool) is a byte too: numpy.bool_ has no __index__.
         ParamKind::U8 => match obj.extract::<u8>() {
             Ok(v) => args.push(v),
-            Err(e) => args.push(u8::from(obj.extract::<bool>().map_err(|_| e)?)),
+            Err(e) => args.push(u8::from(obj.extract::<bool>().map_err(|_| out_of_range::<u8>(obj, e, what))?)),
         },
-        ParamKind::I16 => args.push(obj.extract::<i16>()?),
-        ParamKind::U16 => args.push(obj.extract::<u16>()?),
-        ParamKind::I32 => args.push(obj.extract::<i32>()?),
-        ParamKind::U32 => args.push(obj.extract::<u32>()?),
+        ParamKind::I16 => args.push(int_in_range::<i16>(obj, what)?),
+        ParamKind::U16 => args.push(int_in_range::<u16>(obj, what)?),
+        ParamKind::I32 => args.push(int_in_range::<i32>(obj, what)?),
+        ParamKind::U32 => args.push(int_in_range::<u32>(obj, what)?),
         // np.intp is int64's type on LP64 platforms, so a prepared 64-bit integer may be a pointer
         // parameter (PyCUDA's idiom): take an array or allocation there by its address.
         ParamKind::I64 => match obj.extract::<i64>() {
             Ok(v) => args.push(v),
-            Err(e) => args.push(device_object_pointer(obj, index).ok_or(e)?? as i64),
+            Err(e) => {
+                args.push(device_object_pointer(obj, index).ok_or_else(|| out_of_range::<i64>(obj, e, what))?? as i64)
+            }
         },
         ParamKind::U64 => match obj.extract::<u64>() {
             Ok(v) => args.push(v),
-            Err(e) => args.push(device_object_pointer(obj, index).ok_or(e)??),
+            Err(e) => args.push(device_object_pointer(obj, index).ok_or_else(|| out_of_range::<u64>(obj, e, what))??),
         },
         ParamKind::F32 => args.push(obj.extract::<f64>()? as f32),
         ParamKind::F64 => args.push(obj.extract::<f64>()?),

@@ -11,6 +11,7 @@ use pyo3::types::PyInt;
 
 use super::array_storage::Storage;
 use super::buffer::{fill_byte_view, release_byte_view, HostView};
+use super::int_args::int_in_range;
 use super::releasable::Releasable;
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::error::CUDA_ERROR_MEMORY_ALLOCATION;
@@ -469,10 +470,11 @@ fn memset(
 #[pyo3(signature = (dest, value, count, stream = None))]
 pub fn memset_d8(
     dest: &Bound<'_, PyAny>,
-    value: u8,
+    value: &Bound<'_, PyAny>,
     count: isize,
     stream: Option<&Bound<'_, CudaStream>>,
 ) -> PyResult<()> {
+    let value = int_in_range::<u8>(value, || "memset_d8's value".to_string())?;
     memset(dest, value.into(), 1, count, stream)
 }
 
@@ -481,10 +483,11 @@ pub fn memset_d8(
 #[pyo3(signature = (dest, value, count, stream = None))]
 pub fn memset_d16(
     dest: &Bound<'_, PyAny>,
-    value: u16,
+    value: &Bound<'_, PyAny>,
     count: isize,
     stream: Option<&Bound<'_, CudaStream>>,
 ) -> PyResult<()> {
+    let value = int_in_range::<u16>(value, || "memset_d16's value".to_string())?;
     memset(dest, value.into(), 2, count, stream)
 }
 
@@ -493,9 +496,10 @@ pub fn memset_d16(
 #[pyo3(signature = (dest, value, count, stream = None))]
 pub fn memset_d32(
     dest: &Bound<'_, PyAny>,
-    value: u32,
+    value: &Bound<'_, PyAny>,
     count: isize,
     stream: Option<&Bound<'_, CudaStream>>,
 ) -> PyResult<()> {
+    let value = int_in_range::<u32>(value, || "memset_d32's value".to_string())?;
     memset(dest, value, 4, count, stream)
 }

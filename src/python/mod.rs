@@ -21,6 +21,7 @@ pub mod dtypes;
 pub mod errors;
 pub mod event;
 pub mod host_registration;
+pub mod int_args;
 pub mod interop;
 pub mod ipc;
 pub mod kernel_args;

@@ -9,6 +9,7 @@ use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 
+use super::int_args::int_in_range;
 use super::kernel_args::{call_handlers, dims, pack_any, pack_prepared};
 use super::kernel_declaration::{Declaration, KernelParameter};
 use super::kernel_signature::{check_structs, parse_signature, ParamKind};
@@ -335,7 +336,7 @@ impl Function {
         block: &Bound<'_, PyAny>,
         grid: Option<&Bound<'_, PyAny>>,
         stream: Option<&Bound<'_, CudaStream>>,
-        shared: u32,
+        #[pyo3(from_py_with = shared_bytes)] shared: u32,
         texrefs: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
@@ -556,4 +557,9 @@ fn texref_removed(call: &str) -> PyErr {
          pointer; __ldg() or const __restrict__ for the read-only cache), or create texture objects \
          (cudaTextureObject_t, cudaCreateTextureObject) in your own C++ code"
     ))
+}
+
+/// `shared=`'s bytes of dynamic shared memory, or an OverflowError giving the range.
+fn shared_bytes(bytes: &Bound<'_, PyAny>) -> PyResult<u32> {
+    int_in_range::<u32>(bytes, || "shared= (bytes of dynamic shared memory)".to_string())
 }

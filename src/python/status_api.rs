@@ -32,7 +32,7 @@ fn query_status(result: CallResult<bool>) -> PyResult<Status> {
 /// Makes `device` the calling thread's current device; returns the status
 /// (cudaErrorInvalidDevice for an ordinal that does not exist).
 #[pyfunction(name = "cudaSetDevice")]
-pub fn cuda_set_device(device: i32) -> PyResult<Status> {
+pub fn cuda_set_device(device: &Bound<'_, PyAny>) -> PyResult<Status> {
     status(device::set_device(device))
 }
 
@@ -251,8 +251,9 @@ fn status_of(error: &Bound<'_, PyAny>) -> PyResult<CudaStatus> {
     }
     match error.extract::<i64>() {
         Err(e) if must_propagate(error.py(), &e) => return Err(e),
-        Err(_) => {}
-        Ok(_) => {
+        // Not an integer at all; an int too large even for i64 falls to the range check below.
+        Err(e) if !e.is_instance_of::<pyo3::exceptions::PyOverflowError>(error.py()) => {}
+        _ => {
             let code = error.extract::<i32>().map_err(|_| {
                 pyo3::exceptions::PyValueError::new_err(format!(
                     "error code {error} is out of range: cudaError codes are 32-bit ints (e.g. 2 or cudaError(2))"

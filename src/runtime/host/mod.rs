@@ -146,14 +146,26 @@ impl HostBackend {
         if bytes == 0 {
             return Ok(());
         }
-        let inside = state.allocations.range(..=ptr).next_back().is_some_and(|(start, (size, _))| {
+        let below = state.allocations.range(..=ptr).next_back();
+        let inside = below.is_some_and(|(start, (size, _))| {
             ptr.checked_add(bytes as u64).is_some_and(|end| end <= start + *size as u64)
         });
         if inside || Self::in_mapped(state, ptr, bytes) {
-            Ok(())
-        } else {
-            Err(Self::err(CUDA_ERROR_INVALID_VALUE))
+            return Ok(());
         }
+        // What the address was, for the message (a GPU says only "invalid argument").
+        let place = match below {
+            Some((start, (size, _))) if ptr < start + *size as u64 => format!(
+                "runs {} bytes past the end of the allocation at 0x{start:x} ({size} bytes)",
+                (ptr - start).saturating_add(bytes as u64) - *size as u64
+            ),
+            _ => "is not in any live device allocation (freed, never allocated, or host memory)".to_string(),
+        };
+        Err(Error::detailed(
+            CUDA_ERROR_INVALID_VALUE,
+            BackendKind::Host,
+            format!("the device range 0x{ptr:x} + {bytes} bytes {place}"),
+        ))
     }
 
     /// True when `[ptr, ptr + bytes)` lies inside one page-locked or registered host range.

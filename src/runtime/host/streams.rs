@@ -22,7 +22,7 @@ impl Streams for HostBackend {
     }
 
     fn stream_synchronize(&self, stream: StreamHandle) -> Result<()> {
-        self.check_stream(&self.state(), Some(stream))?;
+        self.check_not_capturing(stream)?;
         // Its work has already run: a recording notes where the program waited, taking no time.
         if activity::recording() {
             activity::record_since(ActivityKind::Synchronize, activity::clock_ns(), stream.0 as u64, 0);
@@ -31,7 +31,7 @@ impl Streams for HostBackend {
     }
 
     fn stream_query(&self, stream: StreamHandle) -> Result<bool> {
-        self.check_stream(&self.state(), Some(stream))?;
+        self.check_not_capturing(stream)?;
         Ok(true)
     }
 
@@ -94,5 +94,18 @@ impl Streams for HostBackend {
             -(t0.duration_since(t1).as_secs_f64() * 1e3)
         };
         Ok(ms as f32)
+    }
+}
+
+impl HostBackend {
+    /// A live stream that is not capturing: waiting for or querying a capturing stream is an
+    /// error on a GPU (its work is being recorded, not run), and so it is here.
+    fn check_not_capturing(&self, stream: StreamHandle) -> Result<()> {
+        let state = self.state();
+        self.check_stream(&state, Some(stream))?;
+        if state.capturing.contains_key(&stream.0) {
+            return Err(Self::err(CAPTURE_UNSUPPORTED));
+        }
+        Ok(())
     }
 }
