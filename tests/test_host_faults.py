@@ -31,6 +31,7 @@ __device__ int descend(int n) {
 extern "C" __global__ void recurse(int* a, int depth) { a[threadIdx.x] = descend(depth); }
 extern "C" __global__ void divide(int* a, int d) { a[threadIdx.x] = 7 / d; }
 extern "C" __global__ void trap(int* a) { if (threadIdx.x == 3) __builtin_trap(); a[threadIdx.x] = 1; }
+extern "C" __global__ void cuda_trap(int* a) { if (threadIdx.x == 1) __trap(); a[threadIdx.x] = 1; }
 // Block `bad` faults; the blocks after it wait for a flag that is never set (as blocks waiting
 // for the failed one would): the launch must still end, as a GPU ends the whole grid.
 extern "C" __global__ void one_block_faults(volatile int* a, int bad) {
@@ -67,6 +68,7 @@ CASES = {
     ),
     "integer_division_by_zero": ("divide", "np.int32(0)", dict(block=(4, 1, 1)), 719, "division"),
     "trap": ("trap", None, dict(block=(8, 1, 1)), 715, "illegal instruction"),
+    "cuda_trap": ("cuda_trap", None, dict(block=(4, 1, 1)), 715, "illegal instruction"),
 }
 
 

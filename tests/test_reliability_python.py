@@ -627,3 +627,58 @@ def test_out_of_range_integers_name_the_parameter_and_range(call: Any, what: str
         call(d)
     assert what in str(raised.value)
     pygpu.cudaGetLastError()
+
+
+# --- third wave (2026-11-28 probes): generated kernels and the array functions -----------------
+
+
+def test_take_and_put_read_fortran_sources_and_indices_in_ravel_order() -> None:
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = ga.to_gpu(host)
+    np.testing.assert_array_equal(ga.take(a.T, ga.to_gpu(np.array([1, 2], np.int32))).get(), np.take(host.T, [1, 2]))
+    fortran_indices = np.asfortranarray(np.array([[0, 1], [2, 3]], np.int32).T)
+    np.testing.assert_array_equal(ga.take(a, ga.to_gpu(fortran_indices)).get(), np.take(host, fortran_indices))
+    put = ga.multi_put([a.T], ga.to_gpu(np.arange(12, dtype=np.int32)), dest_shape=(12,))[0]
+    np.testing.assert_array_equal(put.get(), host.T.ravel())
+
+
+def test_take_refuses_an_output_of_another_dtype_or_read_only() -> None:
+    a = ga.to_gpu(np.arange(12, dtype=np.float32))
+    idx = ga.to_gpu(np.array([1, 2, 3], np.int32))
+    with pytest.raises(TypeError, match="out has dtype int32, the source float32"):
+        ga.take(a, idx, out=ga.zeros(3, np.int32))  # same itemsize: the bits would be reinterpreted
+    frozen = ga.zeros(3, np.float32)
+    frozen._readonly = True
+    with pytest.raises(ValueError, match="read-only"):
+        ga.take(a, idx, out=frozen)
+
+
+def test_reduction_kernel_arguments_may_take_any_name_but_its_index_and_count() -> None:
+    x = ga.to_gpu(np.arange(10, dtype=np.float32))
+    for name in ("k", "acc", "shared", "threads", "s"):  # once the generated loop's own names
+        kernel = ReductionKernel(np.float32, "0", "a+b", f"in[i]*{name}", f"const float *in, float {name}")
+        assert kernel(x, np.float32(2)).get() == 90
+    for name in ("i", "n", "pygpu_start"):
+        with pytest.raises(ValueError, match=rf"argument names \['{name}'\] are used by the generated kernels"):
+            ReductionKernel(np.float32, "0", "a+b", "in[i]", f"const float *in, float {name}")
+    with pytest.raises(ValueError, match="in declared more than once"):
+        ReductionKernel(np.float32, "0", "a+b", "in[i]", "const float *in, const float *in")
+    frozen = ga.zeros((), np.float32)
+    frozen._readonly = True
+    with pytest.raises(ValueError, match="read-only"):
+        ReductionKernel(np.float32, "0", "a+b", arguments="const float *in")(x, out=frozen)
+
+
+def test_scans_refuse_inputs_and_outputs_of_different_memory_orders() -> None:
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    scan = InclusiveScanKernel(np.float32, "a+b")
+    with pytest.raises(ValueError, match="input is in Fortran order and the output in C order"):
+        scan(ga.to_gpu(np.asfortranarray(host)), ga.zeros((3, 4), np.float32))
+    same = ga.to_gpu(np.asfortranarray(host))
+    out = ga.empty_like(same)
+    scan(same, out)
+    np.testing.assert_array_equal(out.get().ravel(order="F"), np.cumsum(host.ravel(order="F")))
+    frozen = ga.zeros(12, np.float32)
+    frozen._readonly = True
+    with pytest.raises(ValueError, match="read-only"):
+        scan(ga.to_gpu(host.ravel()), frozen)

@@ -43,12 +43,13 @@ _HOST_BLOCK = 32
 
 
 def _tree(out_type: str, block: int) -> str:
-    """Reduces ``acc`` of every thread of the block into ``shared[0]`` (block a power of two)."""
+    """Reduces ``pygpu_acc`` of every thread of the block into ``pygpu_shared[0]`` (block a power of two)."""
     return f"""
-  shared[threadIdx.x] = acc;
+  pygpu_shared[threadIdx.x] = pygpu_acc;
   __syncthreads();
-  for (unsigned int s = {block} / 2; s > 0; s >>= 1) {{
-    if (threadIdx.x < s) shared[threadIdx.x] = pygpu_reduce_op(shared[threadIdx.x], shared[threadIdx.x + s]);
+  for (unsigned int pygpu_s = {block} / 2; pygpu_s > 0; pygpu_s >>= 1) {{
+    if (threadIdx.x < pygpu_s)
+      pygpu_shared[threadIdx.x] = pygpu_reduce_op(pygpu_shared[threadIdx.x], pygpu_shared[threadIdx.x + pygpu_s]);
     __syncthreads();
   }}
 """
@@ -77,25 +78,25 @@ __device__ __forceinline__ {out_type} pygpu_reduce_op({out_type} a, {out_type} b
 extern "C" __global__ void {name}_stage1({params}{sep}{out_type} *pygpu_partial,
     {INDEX_TYPE} pygpu_start, {INDEX_TYPE} pygpu_step, {INDEX_TYPE} n)
 {{
-  __shared__ {out_type} shared[{block}];
-  const {INDEX_TYPE} threads = ({INDEX_TYPE})blockDim.x * gridDim.x;
-  {out_type} acc = ({neutral});
-  for ({INDEX_TYPE} k = ({INDEX_TYPE})blockIdx.x * blockDim.x + threadIdx.x; k < n; k += threads) {{
-    const {INDEX_TYPE} i = pygpu_start + k * pygpu_step;
-    acc = pygpu_reduce_op(acc, ({map_expr}));
+  __shared__ {out_type} pygpu_shared[{block}];
+  const {INDEX_TYPE} pygpu_threads = ({INDEX_TYPE})blockDim.x * gridDim.x;
+  {out_type} pygpu_acc = ({neutral});
+  for ({INDEX_TYPE} pygpu_k = ({INDEX_TYPE})blockIdx.x * blockDim.x + threadIdx.x; pygpu_k < n; pygpu_k += pygpu_threads) {{
+    const {INDEX_TYPE} i = pygpu_start + pygpu_k * pygpu_step;
+    pygpu_acc = pygpu_reduce_op(pygpu_acc, ({map_expr}));
   }}
   {_tree(out_type, block)}
-  if (threadIdx.x == 0) pygpu_partial[blockIdx.x] = shared[0];
+  if (threadIdx.x == 0) pygpu_partial[blockIdx.x] = pygpu_shared[0];
 }}
 
 extern "C" __global__ void {name}_stage2(const {out_type} *pygpu_partial, {out_type} *pygpu_result, {INDEX_TYPE} n)
 {{
-  __shared__ {out_type} shared[{block}];
-  {out_type} acc = ({neutral});
+  __shared__ {out_type} pygpu_shared[{block}];
+  {out_type} pygpu_acc = ({neutral});
   for ({INDEX_TYPE} i = threadIdx.x; i < n; i += blockDim.x)
-    acc = pygpu_reduce_op(acc, pygpu_partial[i]);
+    pygpu_acc = pygpu_reduce_op(pygpu_acc, pygpu_partial[i]);
   {_tree(out_type, block)}
-  if (threadIdx.x == 0) *pygpu_result = shared[0];
+  if (threadIdx.x == 0) *pygpu_result = pygpu_shared[0];
 }}
 """
 
@@ -110,6 +111,11 @@ def _complex_neutral(dtype: np.dtype, neutral: str) -> str:
         return neutral
     real = "float" if dtype == np.complex64 else "double"
     return f"pygpu::make_complex(({real})({neutral}), ({real})0)"
+
+
+#: Names of the generated stage-1 kernel that arguments cannot take: the index ``i`` that
+#: ``map_expr`` reads (PyCUDA's too) and the count ``n``; its other names begin with ``pygpu_``.
+_GENERATED_NAMES = frozenset({"i", "n"})
 
 
 class ReductionKernel:
@@ -141,6 +147,14 @@ class ReductionKernel:
         if not any(isinstance(a, VectorArg) for a in self.arguments):
             raise ValueError("a ReductionKernel needs at least one array (pointer) argument to size the reduction")
         names = [a.name for a in self.arguments]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"argument names must be unique: {', '.join(duplicates)} declared more than once")
+        # The generated kernel's own names: an argument of the same name would be shadowed by
+        # the loop's index (map_expr reading the wrong value) or clash with the count.
+        reserved = sorted(n for n in names if n in _GENERATED_NAMES or n.startswith("pygpu_"))
+        if reserved:
+            raise ValueError(f"argument names {reserved} are used by the generated kernels: rename them")
         if map_expr is None:
             if "in" not in names:
                 raise ValueError("without map_expr, the arguments must include an array named 'in'")
@@ -204,6 +218,8 @@ class ReductionKernel:
             out = gpuarray.empty((), self.dtype_out, allocator=allocator)
         elif getattr(out, "dtype", None) != self.dtype_out or getattr(out, "size", 0) != 1:
             raise ValueError(f"{what}: out= must be a GPUArray of one {self.dtype_out} element")
+        elif getattr(out, "_readonly", False):
+            raise ValueError(f"{what}: out= is read-only (assignment destination is read-only)")
         block = self._block
         blocks = launch_size(n, block) if n else 0
         indices = (np.int64(start), np.int64(step), np.int64(n))

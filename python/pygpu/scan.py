@@ -251,6 +251,14 @@ class _ScanKernel:
                 raise ValueError(f"{kind}: the {what} array must be contiguous (pass .copy())")
         if output_ary.size != input_ary.size:
             raise ValueError(f"{kind}: output has {output_ary.size} elements, input {input_ary.size}")
+        if getattr(output_ary, "_readonly", False):
+            raise ValueError(f"{kind}: the output is read-only (assignment destination is read-only)")
+        orders = [_memory_order(a) for a in (input_ary, output_ary)]
+        if orders[0] != orders[1]:
+            raise ValueError(
+                f"{kind}: the input is in {orders[0]} order and the output in {orders[1]} order; a scan runs "
+                "through memory, so both must be in one order (e.g. output_ary=gpuarray.empty_like(input_ary))"
+            )
         n = input_ary.size
         if n == 0:
             return output_ary
@@ -314,3 +322,9 @@ class ExclusiveScanKernel(_ScanKernel):
     """``out[0] = neutral``, ``out[k] = in[0] op ... op in[k-1]``; ``neutral`` is required."""
 
     _exclusive = True
+
+
+def _memory_order(a: Any) -> str:
+    """'Fortran' for an array contiguous only in Fortran order, else 'C'."""
+    flags = a.flags
+    return "Fortran" if flags.f_contiguous and not flags.c_contiguous else "C"

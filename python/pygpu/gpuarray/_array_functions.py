@@ -194,7 +194,9 @@ def _index_kind(indices: GPUArray, what: str) -> int:
 
 
 def _flat(a: GPUArray) -> GPUArray:
-    return a if a.flags.c_contiguous else a.copy()
+    """``a``'s elements in C order, contiguous (``ravel()``: a Fortran array is reordered, as
+    numpy's take reads ``a.ravel()``)."""
+    return a if a.flags.c_contiguous else a.ravel()
 
 
 def _take_put(
@@ -208,7 +210,9 @@ def _take_put(
     what: str,
 ) -> None:
     size = src.dtype.itemsize
-    if out.dtype.itemsize != size:
+    if out._readonly:
+        raise ValueError(f"{what}: the output is read-only (assignment destination is read-only)")
+    if out.dtype != src.dtype:  # the kernel copies bytes: another dtype would reinterpret them
         raise TypeError(f"out has dtype {out.dtype}, the source {src.dtype}: they must match")
     if n == 0:
         return

@@ -94,6 +94,9 @@ __device__ inline unsigned int __activemask() { return static_cast<unsigned int>
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
+// CUDA's __trap(): the launch ends with cudaErrorIllegalInstruction (715), as on a GPU (the host
+// backend's fault handler turns the trap instruction's SIGILL into that error).
+static inline __attribute__((noreturn)) void __trap() { __builtin_trap(); }
 #define PYGPU_DYNAMIC_SHARED(T, NAME)                     \
   static thread_local pygpu_host::SharedPointer<T>& NAME = \
       reinterpret_cast<pygpu_host::SharedPointer<T>&>(pygpu_host::dynamic_shared_memory)
