@@ -298,3 +298,45 @@ def test_waiting_for_a_capturing_stream_is_refused() -> None:
         s.end_capture()
     assert pygpu.cudaStreamSynchronize(s) == 0  # after the capture: fine again
     pygpu.cudaGetLastError()
+
+
+def test_faults_in_every_block_at_once_leave_no_signal_blocked() -> None:
+    # Every block faults at about the same time, so a block's thread can take the stop signal of
+    # another block's failure while its own fault handler runs, and recover from inside it. The
+    # fault signal must not stay blocked on that thread: its next fault would kill the process
+    # (the kernel kills a thread that faults with the fault signal blocked). In a child process,
+    # where a death is a failure of this test rather than of the whole run.
+    code = CHILD_PRELUDE + textwrap.dedent(
+        """
+        f = module.get_function("write_null")
+        a = pygpu.gpuarray.zeros(1024, np.int32)
+        handled = [int(s) for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL)]
+        def blocked_on_block_threads():
+            found = []
+            for tid in os.listdir("/proc/self/task"):
+                try:
+                    name = open(f"/proc/self/task/{tid}/comm").read().strip()
+                    line = [l for l in open(f"/proc/self/task/{tid}/status") if l.startswith("SigBlk")][0]
+                except OSError:
+                    continue
+                mask = int(line.split()[1], 16)
+                if name.startswith("pygpu-host") and any(mask >> (s - 1) & 1 for s in handled):
+                    found.append(name)
+            return found
+        for _ in range(400):
+            try:
+                f(a, block=(4, 1, 1), grid=(256, 1))
+            except pygpu.LaunchError:
+                pass
+        print("blocked", blocked_on_block_threads(), flush=True)
+        for _ in range(50):  # and every thread still survives its next fault
+            try:
+                f(a, block=(4, 1, 1), grid=(256, 1))
+            except pygpu.LaunchError:
+                pass
+        print("alive", flush=True)
+        """
+    )
+    result = run_child(code)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "blocked []" in result.stdout and "alive" in result.stdout, result.stdout

@@ -102,7 +102,7 @@ class Profile:
     ``p.activities`` or call ``p.table()``, ``p.export_chrome_trace(path)`` or ``p.plot()``."""
 
     def __init__(self) -> None:
-        #: What was recorded, in the order the activities ended (empty until the block ends).
+        #: What was recorded, in the order the activities started (empty until the block ends).
         self.activities: list[Activity] = []
         #: Activities not kept past the recorder's bound (1,048,576 per recording).
         self.dropped = 0

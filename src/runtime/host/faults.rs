@@ -451,19 +451,26 @@ impl Participant {
         compiler_fence(Ordering::SeqCst);
     }
 
-    /// After the library call: the worker is no longer the handler's; a signal that stopped the
-    /// blocks is unblocked again (it stayed blocked, as the handler never returned).
+    /// After the library call: the worker is no longer the handler's; where a signal stopped the
+    /// blocks, the signals of every handler that was running on this thread are unblocked again
+    /// (they stayed blocked, as the handlers never returned). Not only the one that recovered: a
+    /// stop signal can arrive while the fault handler runs (or a fault while the stop handler
+    /// does) and recover from inside it, and a fault signal left blocked would make this
+    /// thread's next fault kill the process.
     pub(super) fn take_back(&self, worker: &Worker) {
         compiler_fence(Ordering::SeqCst);
         if let Some(slot) = self.slot {
             slot.worker.store(std::ptr::null_mut(), Ordering::Release);
         }
         if worker.fault_signal != 0 {
-            // SAFETY: unblocking one signal on this thread.
+            // SAFETY: unblocking this thread's handled signals; a zeroed sigset_t is valid input
+            // for sigemptyset.
             unsafe {
                 let mut set: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, worker.fault_signal);
+                for signal in FAULT_SIGNALS.iter().copied().chain([stop_signal()]) {
+                    libc::sigaddset(&mut set, signal);
+                }
                 libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
             }
         }
