@@ -682,3 +682,14 @@ def test_scans_refuse_inputs_and_outputs_of_different_memory_orders() -> None:
     frozen._readonly = True
     with pytest.raises(ValueError, match="read-only"):
         scan(ga.to_gpu(host.ravel()), frozen)
+
+
+def test_generated_kernel_names_and_arange_refuse_wrong_types_by_name() -> None:
+    with pytest.raises(ValueError, match="kernel name 5 is not a C identifier"):
+        ElementwiseKernel("float *x", "x[i] = 0", name=5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="kernel name None is not a C identifier"):
+        ReductionKernel(np.float32, "0", "a+b", arguments="const float *in", name=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="name_prefix 3 is not a C identifier"):
+        InclusiveScanKernel(np.float32, "a+b", name_prefix=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="arange\\(\\) needs a stop value"):
+        ga.arange(None)

@@ -146,7 +146,7 @@ class ElementwiseKernel:
     ) -> None:
         if not isinstance(operation, str):
             raise TypeError(f"operation must be a str of C statements, not {type(operation).__name__}")
-        if not name.isidentifier():
+        if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"kernel name {name!r} is not a C identifier")
         self.arguments = elementwise_arguments(arguments)
         if not any(isinstance(a, VectorArg) for a in self.arguments):

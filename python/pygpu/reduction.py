@@ -140,7 +140,7 @@ class ReductionKernel:
     ) -> None:
         if arguments is None:
             raise ValueError("ReductionKernel needs arguments= (e.g. 'const float *in')")
-        if not name.isidentifier():
+        if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"kernel name {name!r} is not a C identifier")
         self.dtype_out = np.dtype(dtype_out)
         self.arguments = parse_c_args(arguments)

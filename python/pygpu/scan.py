@@ -207,7 +207,7 @@ class _ScanKernel:
         self.dtype = np.dtype(dtype)
         if self._exclusive and neutral is None:
             raise ValueError("ExclusiveScanKernel needs neutral= (the first output, e.g. '0')")
-        if not name_prefix.isidentifier():
+        if not isinstance(name_prefix, str) or not name_prefix.isidentifier():
             raise ValueError(f"name_prefix {name_prefix!r} is not a C identifier")
         self.neutral = neutral
         self.name = name_prefix

@@ -59,6 +59,8 @@ def arange(*args: Any, **kwargs: Any) -> GPUArray:
     if not 1 <= len(positional) <= 3:
         raise TypeError(f"arange() takes 1 to 3 positional arguments (start, stop, step), not {len(positional)}")
     if len(positional) == 1:
+        if positional[0] is None:
+            raise TypeError("arange() needs a stop value, not None")
         start, stop, step = 0, positional[0], 1
     else:
         start, stop = positional[0], positional[1]
