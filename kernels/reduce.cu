@@ -2,8 +2,8 @@
 //
 // Two stages, each one kernel launch of the same kernel family:
 //   stage 1: `grid` blocks; every thread folds its share of the terms serially, then the block
-//            folds its threads' values as a tree in shared memory; thread 0 writes the block's
-//            value to partial[blockIdx.x];
+//            folds its threads' values (warp shuffles on CUDA, a tree in shared memory on the
+//            other backends); thread 0 writes the block's value to partial[blockIdx.x];
 //   stage 2: one block folds the partials (the `_same` kernel of the accumulator type) into the
 //            0-d result.
 // With one block, stage 1 writes the result directly. The Python side (pygpu.gpuarray's
@@ -107,18 +107,22 @@ struct All {
 
 // --- the terms: what term i of the reduction is, given the operands' elements -------------------
 
+// kReadsB: whether the term reads b (the GPU's vector loads skip b otherwise).
 template <typename U, typename A> struct Value {  // sum, min, max: the element, as A
+  static constexpr bool kReadsB = false;
   static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) {
     return pygpu::cast<A>(a[ia]);
   }
 };
 template <typename U, typename A> struct Product {  // dot, vdot (the conjugate is for complex types)
+  static constexpr bool kReadsB = true;
   static __device__ __forceinline__ A term(const U* a, const U* b, long long ia, long long ib, int conj) {
     const A x = pygpu::cast<A>(a[ia]);
     return (conj ? conjugate(x) : x) * pygpu::cast<A>(b[ib]);
   }
 };
 template <typename U, typename A> struct NonZero {  // any, all
+  static constexpr bool kReadsB = false;
   static __device__ __forceinline__ A term(const U* a, const U*, long long ia, long long, int) {
     return a[ia] != zero<U>();
   }
@@ -155,7 +159,7 @@ __device__ __forceinline__ void strided_offsets(const long long* layout, long lo
 }
 
 // Folds the block's per-thread values into one (returned on thread 0): a tree in shared memory.
-template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) {
+template <typename A, typename F> __device__ __forceinline__ A block_fold_tree(A v) {
   // Raw 16-byte-aligned storage: the shared array must not need a constructor (complex types).
   struct alignas(16) Chunk {
     unsigned long long lo, hi;
@@ -172,49 +176,103 @@ template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) {
   return s[0];
 }
 
-#if defined(PYGPU_DEVICE_BUILD)
-// Terms [4v, 4v + 4) of 4-byte elements from one 16-byte load of each operand (a and b 16-byte
-// aligned), folded into acc.
-template <typename U, typename A, typename F, typename Term>
-__device__ __forceinline__ A fold_quad(A acc, const U* a, const U* b, long long v, int conj) {
-  const uint4 qa = reinterpret_cast<const uint4*>(a)[v];
-  const uint4 qb = reinterpret_cast<const uint4*>(b)[v];
-  const U ea[4] = {pygpu::bit_cast<U>(qa.x), pygpu::bit_cast<U>(qa.y), pygpu::bit_cast<U>(qa.z),
-                   pygpu::bit_cast<U>(qa.w)};
-  const U eb[4] = {pygpu::bit_cast<U>(qb.x), pygpu::bit_cast<U>(qb.y), pygpu::bit_cast<U>(qb.z),
-                   pygpu::bit_cast<U>(qb.w)};
-  for (int k = 0; k < 4; ++k) acc = F::fold(acc, Term::term(ea, eb, k, k, conj));
-  return acc;
+#if defined(PYGPU_DEVICE_BUILD) && defined(__CUDACC__) && !defined(__HIP__)
+// The value of lane (this lane + o) of the warp, for any element type: moved as 32-bit words.
+template <typename A> __device__ __forceinline__ A shuffle_down(A v, unsigned int o) {
+  struct Words {
+    unsigned int w[(sizeof(A) + 3) / 4];
+  } words = {};
+  pygpu::copy_bytes(&words, &v, sizeof(A));
+  for (unsigned int k = 0; k < sizeof(words.w) / 4; ++k) words.w[k] = __shfl_down_sync(0xffffffffu, words.w[k], o);
+  pygpu::copy_bytes(&v, &words, sizeof(A));
+  return v;
 }
 
-// This thread's fold of a grid-stride slice of the contiguous terms [0, n).
+// The same fold with warp shuffles: each warp folds its 32 values in registers, then the first
+// warp folds the warps' values; one barrier instead of log2(block) of them, which every block
+// of a one-wave grid would otherwise wait out at its end.
+template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) {
+  if (blockDim.x % 32 != 0) return block_fold_tree<A, F>(v);
+  struct alignas(16) Chunk {
+    unsigned long long lo, hi;
+  };
+  __shared__ Chunk raw[(PYGPU_REDUCE_BLOCK / 32 * sizeof(A) + sizeof(Chunk) - 1) / sizeof(Chunk)];
+  A* s = reinterpret_cast<A*>(raw);
+  const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (unsigned int o = 16; o > 0; o >>= 1) v = F::fold(v, shuffle_down(v, o));
+  if (lane == 0) s[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < blockDim.x / 32 ? s[lane] : F::neutral();
+    for (unsigned int o = 16; o > 0; o >>= 1) v = F::fold(v, shuffle_down(v, o));
+  }
+  return v;
+}
+#else
+template <typename A, typename F> __device__ __forceinline__ A block_fold(A v) { return block_fold_tree<A, F>(v); }
+#endif
+
+#if defined(PYGPU_DEVICE_BUILD)
+// 16-byte loads each thread has in flight per operand: with one wave of 256-thread blocks,
+// the bytes in flight that a full-bandwidth read needs (bench/reduce_variants.py, H200).
+#define PYGPU_REDUCE_LOADS 4
+
+// The fold of the terms of one 16-byte load of each operand (16 / sizeof(U) elements), as a
+// pairwise tree.
+template <typename U, typename A, typename F, typename Term>
+__device__ __forceinline__ A fold_vector(const uint4& qa, const uint4& qb, int conj) {
+  constexpr int E = 16 / sizeof(U);
+  U ea[E], eb[E];
+  pygpu::copy_bytes(ea, &qa, 16);
+  pygpu::copy_bytes(eb, &qb, 16);
+  A t[E];
+  for (int k = 0; k < E; ++k) t[k] = Term::term(ea, eb, k, k, conj);
+  for (int w = E / 2; w > 0; w /= 2)
+    for (int k = 0; k < w; ++k) t[k] = F::fold(t[k], t[k + w]);
+  return t[0];
+}
+
+// This thread's fold of a grid-stride slice of the contiguous terms [0, n): 16-byte loads,
+// PYGPU_REDUCE_LOADS of them in flight, into as many independent accumulators, where both
+// operands are 16-byte aligned; element by element otherwise and for the last terms.
 template <typename U, typename A, typename F, typename Term>
 __device__ __forceinline__ A fold_slice(const U* a, const U* b, long long n, int conj) {
+  constexpr int K = PYGPU_REDUCE_LOADS;
   const long long stride = (long long)blockDim.x * gridDim.x;
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  A acc = F::neutral(), acc1 = F::neutral(), acc2 = F::neutral(), acc3 = F::neutral();
-  if constexpr (sizeof(U) == 4) {
-    // 4-byte elements move 16 bytes per load: a quarter of the loads for the same bytes.
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  A acc[K];
+  for (int k = 0; k < K; ++k) acc[k] = F::neutral();
+  long long covered = 0;  // terms [0, covered) are folded by the vector loop
+  if constexpr (sizeof(U) <= 16 && 16 % sizeof(U) == 0) {
+    constexpr long long E = 16 / sizeof(U);
     if (((reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b)) & 15) == 0) {
-      const long long quads = n / 4;
-      long long v = i;
-      for (; v + stride < quads; v += 2 * stride) {
-        acc = fold_quad<U, A, F, Term>(acc, a, b, v, conj);
-        acc1 = fold_quad<U, A, F, Term>(acc1, a, b, v + stride, conj);
+      const uint4* va = reinterpret_cast<const uint4*>(a);
+      const uint4* vb = reinterpret_cast<const uint4*>(b);
+      const long long vectors = n / E;
+      long long v = first;
+      for (; v + (K - 1) * stride < vectors; v += K * stride) {
+        uint4 qa[K], qb[K];
+        for (int k = 0; k < K; ++k) {
+          qa[k] = va[v + k * stride];
+          qb[k] = Term::kReadsB ? vb[v + k * stride] : qa[k];
+        }
+        for (int k = 0; k < K; ++k) acc[k] = F::fold(acc[k], fold_vector<U, A, F, Term>(qa[k], qb[k], conj));
       }
-      if (v < quads) acc2 = fold_quad<U, A, F, Term>(acc2, a, b, v, conj);
-      for (i += 4 * quads; i < n; i += stride) acc3 = F::fold(acc3, Term::term(a, b, i, i, conj));
-      return F::fold(F::fold(acc, acc1), F::fold(acc2, acc3));
+      for (; v < vectors; v += stride) {
+        const uint4 qa = va[v];
+        const uint4 qb = Term::kReadsB ? vb[v] : qa;
+        acc[0] = F::fold(acc[0], fold_vector<U, A, F, Term>(qa, qb, conj));
+      }
+      covered = vectors * E;
     }
   }
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    acc = F::fold(acc, Term::term(a, b, i, i, conj));
-    acc1 = F::fold(acc1, Term::term(a, b, i + stride, i + stride, conj));
-    acc2 = F::fold(acc2, Term::term(a, b, i + 2 * stride, i + 2 * stride, conj));
-    acc3 = F::fold(acc3, Term::term(a, b, i + 3 * stride, i + 3 * stride, conj));
-  }
-  for (; i < n; i += stride) acc = F::fold(acc, Term::term(a, b, i, i, conj));
-  return F::fold(F::fold(acc, acc1), F::fold(acc2, acc3));
+  long long i = covered + first;
+  for (; i + (K - 1) * stride < n; i += K * stride)
+    for (int k = 0; k < K; ++k) acc[k] = F::fold(acc[k], Term::term(a, b, i + k * stride, i + k * stride, conj));
+  for (; i < n; i += stride) acc[1] = F::fold(acc[1], Term::term(a, b, i, i, conj));
+  for (int w = K / 2; w > 0; w /= 2)
+    for (int k = 0; k < w; ++k) acc[k] = F::fold(acc[k], acc[k + w]);
+  return acc[0];
 }
 #else
 // Lanes of the host's contiguous fold: F's bytes of accumulators, enough independent vector

@@ -45,8 +45,11 @@ _functions: dict[tuple[int, str], Function] = {}
 # function -> its device, for callers that keep a function and must know where it runs.
 _function_devices: dict[Function, int] = {}
 
-# (event, objects): temporaries and operands of launches that may still be running.
-_in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...]]] = collections.deque()
+# (event, objects, device): temporaries and operands of launches that may still be running.
+_in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...], int]] = collections.deque()
+# Events of finished holds, per device, for the next holds to record again (at most this many).
+_spare_events: dict[int, list[cudaEvent_t]] = {}
+_SPARE_EVENTS = 64
 
 # index dtype -> the kernels' index_kind code
 INDEX_KINDS = {np.dtype(np.int32): 0, np.dtype(np.uint32): 1, np.dtype(np.int64): 2, np.dtype(np.uint64): 3}
@@ -157,10 +160,16 @@ def _hold(stream: Any, objects: tuple[Any, ...]) -> None:
     if stream is not None and stream.keep_while_captured(objects):
         return
     while _in_flight and event_query(_in_flight[0][0]):
-        _in_flight.popleft()
-    event = cudaEvent_t(2)
+        done, _, its_device = _in_flight.popleft()
+        finished = _spare_events.setdefault(its_device, [])
+        if len(finished) < _SPARE_EVENTS:
+            finished.append(done)
+    device = current_device()
+    spare = _spare_events.get(device)
+    # An event of the device's context, reused once done: creating one costs a driver call.
+    event = spare.pop() if spare else cudaEvent_t(2)
     event_record(event, stream)
-    _in_flight.append((event, objects))
+    _in_flight.append((event, objects, device))
 
 
 def read_on(stream: Any, *arrays: ArrayFields) -> None:

@@ -213,16 +213,20 @@ def _reduce(
         target = _storage.new_c((grid,), acc, allocator if allocator is not None else a.allocator)
         keep.append(target)
     args = (n, layout if layout is not None else 0, subset_ptr, subset_kind, int(conj))
-    _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args, keep=tuple(keep))
-    if grid > 1:
-        if op in ("sum", "dot"):
-            second = f"reduce_sum_{_name(acc)}_{_name(acc)}"
-        elif op in ("any", "all"):
-            second = f"reduce_{op}_bool"
-        else:
-            second = f"reduce_{op}_{_name(acc)}"
-        stage2 = _bundled.function(_SOURCE, second, _SIGNATURE)
-        _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0, keep=(target,))
+    # One hold after both stages (same stream): one event per reduction, not one per launch.
+    try:
+        _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args)
+        if grid > 1:
+            if op in ("sum", "dot"):
+                second = f"reduce_sum_{_name(acc)}_{_name(acc)}"
+            elif op in ("any", "all"):
+                second = f"reduce_{op}_bool"
+            else:
+                second = f"reduce_{op}_{_name(acc)}"
+            stage2 = _bundled.function(_SOURCE, second, _SIGNATURE)
+            _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0)
+    finally:
+        _bundled.hold(stream, tuple(keep))
     _bundled.written_on(stream, result)
     return result
 

@@ -1,0 +1,226 @@
+"""Where a 2^24-element float32 sum spends its time on a GPU (issue 30), and candidate stage-1
+kernels beside the bundled one, all timed with CUDA events in one process against the
+device-to-device copy. A measuring tool for choosing kernels/reduce.cu's shape, not a test.
+
+    PYGPU_BACKEND=cuda python3 bench/reduce_variants.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import pygpu
+import pygpu.gpuarray as ga
+from pygpu.compiler import SourceModule
+from pygpu.gpuarray import _bundled
+
+N = int(os.environ.get("REDUCE_VARIANTS_N", 1 << 24))
+REPS = int(os.environ.get("REDUCE_VARIANTS_REPS", 50))
+
+VARIANTS = r"""
+#define BLOCK 256
+template <typename T> __device__ __forceinline__ T block_sum(T v) {
+  __shared__ T s[BLOCK / 32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    v = threadIdx.x < BLOCK / 32 ? s[threadIdx.x] : (T)0;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  }
+  return v;
+}
+
+// UNROLL 16-byte loads in flight per thread per iteration, grid-stride over quads.
+template <int UNROLL>
+__device__ __forceinline__ float slice_sum(const float4* a, long long quads) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  float acc[UNROLL];
+  for (int k = 0; k < UNROLL; ++k) acc[k] = 0.f;
+  for (; v + (UNROLL - 1) * stride < quads; v += UNROLL * stride) {
+    float4 q[UNROLL];
+    for (int k = 0; k < UNROLL; ++k) q[k] = __ldg(a + v + k * stride);
+    for (int k = 0; k < UNROLL; ++k) acc[k] += (q[k].x + q[k].y) + (q[k].z + q[k].w);
+  }
+  for (; v < quads; v += stride) { float4 q = a[v]; acc[0] += (q.x + q.y) + (q.z + q.w); }
+  float t = 0.f;
+  for (int k = 0; k < UNROLL; ++k) t += acc[k];
+  return t;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) sum_u2(float* out, const float4* a, long long quads) {
+  float v = block_sum(slice_sum<2>(a, quads));
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+extern "C" __global__ void __launch_bounds__(BLOCK) sum_u4(float* out, const float4* a, long long quads) {
+  float v = block_sum(slice_sum<4>(a, quads));
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+extern "C" __global__ void __launch_bounds__(BLOCK) sum_u8(float* out, const float4* a, long long quads) {
+  float v = block_sum(slice_sum<8>(a, quads));
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+extern "C" __global__ void __launch_bounds__(BLOCK) fold_partials(float* out, const float* p, int n) {
+  float v = 0.f;
+  for (int i = threadIdx.x; i < n; i += BLOCK) v += p[i];
+  v = block_sum(v);
+  if (threadIdx.x == 0) *out = v;
+}
+// One launch: the last block to finish folds every block's value (its counter reset for the
+// next launch).
+extern "C" __global__ void __launch_bounds__(BLOCK) sum_once_u4(float* out, float* partial, unsigned int* done,
+                                                                const float4* a, long long quads) {
+  __shared__ bool last;
+  float v = block_sum(slice_sum<4>(a, quads));
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = v;
+    __threadfence();
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    float w = 0.f;
+    for (int i = threadIdx.x; i < gridDim.x; i += BLOCK) w += ((volatile float*)partial)[i];
+    w = block_sum(w);
+    if (threadIdx.x == 0) { *out = w; *done = 0; }
+  }
+}
+"""
+
+
+def event_seconds(fn: Callable[[], Any], reps: int = REPS) -> float:
+    fn()
+    pygpu.cudaDeviceSynchronize().check()
+    rounds = []
+    for _ in range(7):
+        start, stop = pygpu.cudaEvent_t(), pygpu.cudaEvent_t()
+        pygpu.cudaEventRecord(start, None).check()
+        for _ in range(reps):
+            fn()
+        pygpu.cudaEventRecord(stop, None).check()
+        pygpu.cudaEventSynchronize(stop).check()
+        ms, err = pygpu.cudaEventElapsedTime(start, stop)
+        err.check()
+        rounds.append(ms / 1e3 / reps)
+    return statistics.median(rounds)
+
+
+def main() -> int:
+    rng = np.random.default_rng(0)
+    host = rng.random(N).astype(np.float32)
+    a = ga.to_gpu(host)
+    dst = ga.empty_like(a)
+    out: dict[str, Any] = {}
+    copy_s = event_seconds(lambda: pygpu.memcpy_dtod(dst.ptr, a.ptr, a.nbytes))
+    copy_bw = 2 * a.nbytes / copy_s
+    out["copy_GBps"] = copy_bw / 1e9
+    times: dict[str, float] = {}
+    times["pygpu a.sum()"] = event_seconds(lambda: a.sum())
+    stage1 = _bundled.function("reduce", "reduce_sum_float32_float32", "PPPqPPii")
+    stage2 = _bundled.function("reduce", "reduce_sum_float32_float32", "PPPqPPii")
+    grid, block = _bundled.reduction_launch(N)
+    out["bundled grid"] = grid
+    part = ga.empty((grid,), np.float32)
+    res = ga.empty((), np.float32)
+
+    def bundled_stage1() -> None:
+        stage1.prepared_async_call((grid, 1), (block, 1, 1), None, part.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0)
+
+    def bundled_stage2() -> None:
+        stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, part.ptr, part.ptr, grid, 0, 0, 0, 0)
+
+    times["bundled stage 1"] = event_seconds(bundled_stage1)
+    times["bundled stage 2"] = event_seconds(bundled_stage2)
+    times["bundled both, no Python between"] = event_seconds(lambda: (bundled_stage1(), bundled_stage2()))
+
+    def with_events() -> None:
+        bundled_stage1()
+        pygpu.cudaEventRecord(pygpu.cudaEvent_t(2), None)
+        bundled_stage2()
+        pygpu.cudaEventRecord(pygpu.cudaEvent_t(2), None)
+
+    def with_new_partials() -> None:
+        fresh = ga.empty((grid,), np.float32)
+        stage1.prepared_async_call((grid, 1), (block, 1, 1), None, fresh.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0)
+        stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, fresh.ptr, fresh.ptr, grid, 0, 0, 0, 0)
+
+    times["bundled both + 2 event records"] = event_seconds(with_events)
+    times["bundled both, partials allocated per call"] = event_seconds(with_new_partials)
+    if pygpu.capabilities().activity_records:
+        # The device's own timeline of a few a.sum() calls: kernels, fills, copies and the gaps.
+        a.sum()
+        with pygpu.profile() as p:
+            for _ in range(4):
+                a.sum()
+        work = [x for x in p.activities if x.kind in ("kernel", "memset", "memcpy_dtod", "memcpy_htod", "memcpy_dtoh")]
+        t0 = work[0].start_ns if work else 0
+        out["a.sum() timeline (start us, duration us, what)"] = [
+            (round((x.start_ns - t0) / 1e3, 2), round(x.duration_ns / 1e3, 2), x.label) for x in work
+        ]
+    mod = SourceModule(VARIANTS, no_extern_c=True, options=["-std=c++17"])
+    sms = pygpu.driver.Context.get_device().get_attribute(pygpu.driver.device_attribute.MULTIPROCESSOR_COUNT)
+    out["SMs"] = sms
+    quads = N // 4
+    fold = mod.get_function("fold_partials")
+    fold.prepare("PPi")
+    once = mod.get_function("sum_once_u4")
+    once.prepare("PPPPq")
+    done = ga.zeros((1,), np.uint32)
+    big_part = ga.empty((65536,), np.float32)
+    for name in ("sum_u2", "sum_u4", "sum_u8"):
+        f = mod.get_function(name)
+        f.prepare("PPq")
+        for g in (sms * 2, sms * 4, sms * 8, 1024, 2048, 4096):
+
+            def one(f: Any = f, g: int = g) -> None:
+                f.prepared_async_call((g, 1), (256, 1, 1), None, big_part.ptr, a.ptr, quads)
+
+            def two(f: Any = f, g: int = g) -> None:
+                one(f, g)
+                fold.prepared_async_call((1, 1), (256, 1, 1), None, res.ptr, big_part.ptr, g)
+
+            times[f"{name} grid {g} stage 1"] = event_seconds(one)
+            times[f"{name} grid {g} two stages"] = event_seconds(two)
+    for g in (sms * 4, sms * 8, 1024, 2048):
+
+        def single(g: int = g) -> None:
+            once.prepared_async_call((g, 1), (256, 1, 1), None, res.ptr, big_part.ptr, done.ptr, a.ptr, quads)
+
+        times[f"sum_once_u4 grid {g}"] = event_seconds(single)
+        single()
+        got = float(res.get())
+        out[f"sum_once_u4 grid {g} relerr"] = abs(got - float(host.astype(np.float64).sum())) / float(host.sum())
+    try:
+        import cupy as cp
+
+        c = cp.asarray(host)
+        cp_times: list[float] = []
+        for _ in range(7):
+            s, e = cp.cuda.Event(), cp.cuda.Event()
+            s.record()
+            for _ in range(REPS):
+                cp.sum(c)
+            e.record()
+            e.synchronize()
+            cp_times.append(cp.cuda.get_elapsed_time(s, e) / 1e3 / REPS)
+        times["cupy sum"] = statistics.median(cp_times)
+    except ImportError:
+        pass
+    out["us"] = {k: round(v * 1e6, 2) for k, v in times.items()}
+    out["fraction_of_copy"] = {k: round(a.nbytes / v / copy_bw, 3) for k, v in times.items()}
+    json.dump(out, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
