@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|bench|demo|pool|speed|launch-ab|copies|profile|multi|scaling|clients|drop-in|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|multi|scaling|clients|drop-in|all]   # default: all
 #          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -191,6 +191,29 @@ if [ "$what" = copies ]; then
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     python3 bench/copies.py --sweep --json "$out/copies.json" --plot "$out/copies.png" 2>&1 | tail -n 12 | tee "$out/copies.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = profiler ]; then
+    # pygpu.profile() on CUDA (CUPTI): its tests, its cost per launch, the reductions' device
+    # timeline (bench/reduce_variants.py), and pygpu.nvtx's ranges seen by NVIDIA's tools (needs
+    # the nvtx wheel carried in .clients/wheels: scripts/client_suite.sh fetch).
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_profile.py 2>&1 | tee "$out/profiler-tests.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    python3 bench/profile_bench.py --calls 20000 --rounds 9 --json "$out/profile_bench.json" 2>&1 | tee "$out/profile_bench.txt"
+    python3 bench/reduce_variants.py > "$out/reduce_variants.json" 2>&1 || status=1
+    # Nsight Systems there lacks its report importer (only the copy inside Nsight Compute is
+    # installed), so Nsight Compute checks the ranges: filtered by range, it profiles the 20
+    # kernels inside them and none for a range that never ran.
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    if python3 -m pip install -q --no-index --find-links .clients/wheels --target /tmp/nvtx-site nvtx; then
+        for range in pygpu-step pygpu-inner no-such-range; do
+            PYTHONPATH="/tmp/nvtx-site:$PYTHONPATH" "$ncu" --nvtx --nvtx-include "$range/" --metrics gpu__time_duration.sum \
+                python3 bench/nvtx_ranges.py > /tmp/nvtx-ncu.txt 2>&1
+            echo "ncu --nvtx-include $range/: $(grep -c '==PROF== Profiling' /tmp/nvtx-ncu.txt) kernels profiled" | tee -a "$out/nvtx-ncu.txt"
+        done
+        grep -E "ERR|rror" /tmp/nvtx-ncu.txt | head -n 3
+    else
+        echo "gpu_run: no nvtx wheel in .clients/wheels: NVTX not checked" | tee "$out/nvtx-ncu.txt"
+    fi
 fi
 if [ "$what" = profile ]; then
     # Where the time of a launch-bound program goes (scripts/perf_bundle.sh made .perf here):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import doctest
 import json
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -25,7 +26,7 @@ from pygpu.compiler import SourceModule
 from pygpu.profiler import Activity, Profile
 
 records = pytest.mark.skipif(
-    not pygpu.capabilities().activity_records, reason="this backend does not record activity yet (CUPTI is to come)"
+    not pygpu.capabilities().activity_records, reason="this backend does not record activity yet (roctracer is to come)"
 )
 
 FILL = """
@@ -41,11 +42,90 @@ def fill_seven() -> pygpu.Function:
     return SourceModule(FILL).get_function("fill_seven")
 
 
-def test_only_the_host_backend_records_so_far() -> None:
+def test_host_and_cuda_record_hip_not_yet() -> None:
     assert pygpu.capabilities("host").activity_records
-    assert not pygpu.capabilities("cuda").activity_records
+    assert pygpu.capabilities("cuda").activity_records
     assert not pygpu.capabilities("hip").activity_records
     assert "activity_records=" in repr(pygpu.capabilities())
+
+
+def test_cupti_is_found_where_documented(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYGPU_CUPTI", raising=False)
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    wheel = tmp_path / "site" / "nvidia" / "cu13" / "lib" / "libcupti.so.13"
+    wheel.parent.mkdir(parents=True)
+    wheel.write_bytes(b"")
+    toolkit = tmp_path / "cuda" / "extras" / "CUPTI" / "lib64" / "libcupti.so.12"
+    toolkit.parent.mkdir(parents=True)
+    toolkit.write_bytes(b"")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "nothing here"), str(tmp_path / "site")])
+    assert pygpu.profiler.find_cupti() == str(wheel)
+    monkeypatch.setattr(sys, "path", [])
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    found = pygpu.profiler.find_cupti()
+    assert found == str(toolkit) or found.startswith("/usr/local/cuda/")
+    monkeypatch.setenv("PYGPU_CUPTI", "/my/libcupti.so")
+    assert pygpu.profiler.find_cupti() == "/my/libcupti.so"
+
+
+@pytest.mark.skipif(pygpu.capabilities().backend != "cuda", reason="CUPTI is the cuda backend's recorder")
+def test_a_cupti_that_cannot_be_loaded_says_what_to_install() -> None:
+    # In a fresh process: the first CUPTI loaded serves the whole process.
+    code = """
+import pygpu
+try:
+    with pygpu.profile():
+        pass
+except pygpu.errors.BackendUnavailableError as e:
+    print("refused:", e)
+with pygpu.profile() as p:
+    pass
+"""
+    env = {**os.environ, "PYGPU_CUPTI": "/nonexistent/libcupti.so.13"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert "refused:" in done.stdout and "pygpu[cupti]" in done.stdout, done.stdout + done.stderr
+    assert "/nonexistent/libcupti.so.13" in done.stdout
+    # The refused recording left none running: the next start gets the same refusal, not "already runs".
+    assert "already runs" not in done.stderr and "pygpu[cupti]" in done.stderr
+
+
+SPIN = """
+__global__ void spin(float* out, int rounds) {
+    float x = threadIdx.x;
+    for (int i = 0; i < rounds; ++i) x = x * 0.999f + 1.0f;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x;
+}
+"""
+
+
+@pytest.mark.skipif(
+    not pygpu.capabilities().activity_records or pygpu.capabilities().kernels_on_cpu,
+    reason="a GPU's records against its events (the host backend's share one clock already)",
+)
+def test_kernel_times_agree_with_events_within_5_percent() -> None:
+    spin = SourceModule(SPIN).get_function("spin")
+    out = drv.mem_alloc(4 * 256 * 132)
+    rounds = np.int32(200_000)
+    shape = {"block": (256, 1, 1), "grid": (132, 1)}
+    spin(out, rounds, **shape)  # compiled and warm
+    timed: list[float] = []
+    with pygpu.profile() as p:
+        for _ in range(9):
+            start, stop = drv.Event(), drv.Event()
+            # A kernel ahead keeps the device busy while the timed one is issued, so that the
+            # events' interval holds no wait for the host.
+            spin(out, rounds, **shape)
+            start.record()
+            spin(out, rounds, **shape)
+            stop.record()
+            stop.synchronize()
+            timed.append(stop.time_since(start) * 1e6)
+    recorded = [a.duration_ns for a in p.kernels() if a.name == "spin"][1::2]
+    assert len(recorded) == 9
+    by_events, by_records = float(np.median(timed)), float(np.median(recorded))
+    assert by_records > 100_000, recorded  # long enough that the events' own cost is noise
+    assert abs(by_records - by_events) <= 0.05 * by_events, (recorded, timed)
 
 
 @pytest.mark.skipif(pygpu.capabilities().activity_records, reason="this backend records")
@@ -340,13 +420,21 @@ def test_a_forked_child_starts_with_no_recording() -> None:
     a = gpuarray.to_gpu(np.ones(8))
     with pygpu.profile() as p:
         a + 1
+        token = p._token
         pid = os.fork()
-        if pid == 0:  # the child: a recording of its own works, and holds only its own work
+        if pid == 0:  # the child: no recording runs there (the parent's token ends nothing)
             code = 1
             try:
-                with pygpu.profile() as mine:
-                    a + 2
-                code = 0 if len(mine.kernels()) == 1 else 2
+                try:
+                    pygpu._pygpu.activity_stop(token)
+                    code = 3
+                except pygpu.CudaError:
+                    code = 0
+                if code == 0 and pygpu.capabilities().kernels_on_cpu:
+                    # GPU backends refuse work in a forked child; the host backend records it.
+                    with pygpu.profile() as mine:
+                        a + 2
+                    code = 0 if len(mine.kernels()) == 1 else 2
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)

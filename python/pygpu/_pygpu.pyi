@@ -199,18 +199,19 @@ class Capabilities:
 
 # The activity recorder behind pygpu.profile() and pygpu.nvtx (pygpu.profiler reads it).
 
-def activity_start() -> int:
+def activity_start(library: str | os.PathLike[str] | None = None) -> int:
     """Starts recording the active backend's launches, copies, fills, allocations and
     synchronisations, and returns the recording's number (for ``activity_stop``); raises where
-    the backend does not record (see ``capabilities().activity_records``) or a recording
-    already runs."""
+    the backend does not record (see ``capabilities().activity_records``), where ``library``
+    (CUPTI, on the cuda backend) cannot be used, or where a recording already runs."""
 
 def activity_stop(
     token: int,
 ) -> tuple[list[tuple[str, str, int, int, int, int, tuple[int, int, int], tuple[int, int, int]]], int]:
-    """Ends recording number ``token``: its records in the order they ended, and how many were
-    dropped past the recorder's bound (1,048,576 records); raises where that recording is not
-    the one running."""
+    """Ends recording number ``token`` (after waiting for the current device, whose records of
+    work still running would be missing): its records in the order they ended, and how many
+    were dropped past the recorder's bound (1,048,576 records) or by the device's recorder;
+    raises where that recording is not the one running."""
 
 def activity_clock_ns() -> int:
     """Nanoseconds on the recorder's clock (monotonic, shared by every thread of the process)."""

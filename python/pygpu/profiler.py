@@ -16,23 +16,28 @@ per-kernel table, a trace file for Perfetto or ``chrome://tracing``, and a timel
     True
     >>> print(p.table())  # doctest: +SKIP
 
-The host backend records (its kernels run on the CPU, so the times are the kernels' own); on
-CUDA and HIP ``pygpu.profile()`` raises until their recorders (CUPTI, roctracer) are built in:
-``pygpu.capabilities().activity_records`` says which. Outside a recording the launch path pays
-one atomic load.
+The host backend records itself (its kernels run on the CPU, so the times are the kernels'
+own). On CUDA the device's times come from CUPTI's activity API, loaded when a recording starts
+from, first found: ``$PYGPU_CUPTI`` (a file), the pip wheels ``nvidia-cuda-cupti`` (CUDA 13:
+``nvidia/cu13/lib/libcupti.so.13``; ``pip install pygpu[cupti]``) and ``nvidia-cuda-cupti-cu12``
+on ``sys.path``, the toolkit (``$CUDA_PATH``, ``$CUDA_HOME``, ``/usr/local/cuda``), then the
+system's library path. HIP raises until roctracer's records are built in:
+``pygpu.capabilities().activity_records`` says which backends record. Outside a recording the
+launch path pays one atomic load.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pygpu import _pygpu
 
-__all__: list[str] = ["Activity", "Profile", "SummaryRow", "profile"]
+__all__: list[str] = ["Activity", "Profile", "SummaryRow", "find_cupti", "profile"]
 
 #: The kinds of device work: the table's share of time is of these.
 DEVICE_WORK = ("kernel", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memset")
@@ -109,7 +114,7 @@ class Profile:
         self._token: int | None = None
 
     def __enter__(self) -> Profile:
-        self._token = _pygpu.activity_start()
+        self._token = _pygpu.activity_start(find_cupti())
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -268,6 +273,39 @@ def profile() -> Profile:
     """A recording of the backend's activity for a ``with`` block (see the module's text);
     raises where the backend does not record or a recording already runs."""
     return Profile()
+
+
+_CUPTI_WHEELS = (
+    os.path.join("nvidia", "cu13", "lib", "libcupti.so.13"),
+    os.path.join("nvidia", "cuda_cupti", "lib", "libcupti.so.12"),
+)
+_CUPTI_IN_TOOLKIT = (
+    os.path.join("extras", "CUPTI", "lib64"),
+    "lib64",
+    os.path.join("targets", "x86_64-linux", "lib"),
+    os.path.join("targets", "sbsa-linux", "lib"),
+)
+
+
+def find_cupti() -> str:
+    """The CUPTI library ``pygpu.profile()`` loads on the cuda backend (other backends ignore
+    it): a path, or a bare name for the dynamic loader to search (see the module's text for
+    the order). Only files are looked at; nothing is loaded here."""
+    env = os.environ.get("PYGPU_CUPTI")
+    if env:
+        return env
+    for entry in sys.path:
+        for rel in _CUPTI_WHEELS:
+            path = os.path.join(entry or ".", rel)
+            if os.path.isfile(path):
+                return path
+    for root in (os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        for sub in _CUPTI_IN_TOOLKIT if root else ():
+            for name in ("libcupti.so.13", "libcupti.so.12", "libcupti.so"):
+                path = os.path.join(root, sub, name)  # type: ignore[arg-type]
+                if os.path.isfile(path):
+                    return path
+    return "libcupti.so"
 
 
 def _time(ns: float) -> str:

@@ -2,6 +2,8 @@
 //! activity recorder and hands its records to `pygpu.profiler`, which builds the table, the
 //! trace file and the plot from them.
 
+use std::path::PathBuf;
+
 use pyo3::prelude::*;
 
 use crate::runtime::activity::{self, Activity, ActivityKind};
@@ -12,18 +14,30 @@ type Record = (&'static str, String, u64, u64, u64, u64, (u32, u32, u32), (u32, 
 
 /// Starts recording the active backend's launches, copies, fills, allocations and
 /// synchronisations, and returns the recording's number (for ``activity_stop``); raises where
-/// the backend does not record (see ``capabilities().activity_records``) or a recording
-/// already runs.
+/// the backend does not record (see ``capabilities().activity_records``), where ``library``
+/// (CUPTI, on the cuda backend) cannot be used, or where a recording already runs.
 #[pyfunction]
-pub fn activity_start() -> PyResult<u64> {
-    Ok(activity::start(backend()?.kind())?)
+#[pyo3(signature = (library = None))]
+pub fn activity_start(py: Python<'_>, library: Option<PathBuf>) -> PyResult<u64> {
+    let b = backend()?;
+    let token = activity::start(b.kind())?;
+    if let Err(e) = py.detach(|| b.start_device_records(library.as_deref())) {
+        let _ = activity::stop(token);
+        return Err(e.into());
+    }
+    Ok(token)
 }
 
-/// Ends recording number ``token``: its records in the order they ended, and how many were
-/// dropped past the recorder's bound (1,048,576 records); raises where that recording is not
-/// the one running.
+/// Ends recording number ``token`` (after waiting for the current device, whose records of
+/// work still running would be missing): its records in the order they ended, and how many
+/// were dropped past the recorder's bound (1,048,576 records) or by the device's recorder;
+/// raises where that recording is not the one running.
 #[pyfunction]
-pub fn activity_stop(token: u64) -> PyResult<(Vec<Record>, u64)> {
+pub fn activity_stop(py: Python<'_>, token: u64) -> PyResult<(Vec<Record>, u64)> {
+    if activity::is_running(token) {
+        let b = backend()?;
+        py.detach(|| b.stop_device_records());
+    }
     let recording = activity::stop(token)?;
     let records = recording
         .activities

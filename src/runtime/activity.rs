@@ -1,7 +1,8 @@
 //! The activity recorder behind `pygpu.profile()`: while a recording runs, a backend that
 //! records (`Capabilities::activity_records`) notes each launch, copy, fill, allocation and
-//! synchronisation it performs, with its start and end on one process-wide clock. Outside a
-//! recording the only cost is one relaxed atomic load per operation.
+//! synchronisation it performs, with its start and end on one process-wide clock (the CUDA
+//! backend's device work arrives from CUPTI, converted to this clock). Outside a recording the
+//! only cost is one relaxed atomic load per operation.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -101,9 +102,9 @@ pub fn start(backend: BackendKind) -> Result<u64> {
             CUDA_ERROR_NOT_SUPPORTED,
             backend,
             format!(
-                "pygpu.profile() does not record on the {} backend yet (it records on the host backend; \
-             CUDA's activity records through CUPTI are to come): time code there with CUDA events \
-             (pygpu.driver.Event) or NVIDIA's Nsight Systems",
+                "pygpu.profile() does not record on the {} backend yet (it records on the host and cuda \
+             backends; roctracer's records are to come): time code there with events \
+             (pygpu.driver.Event) or the platform's profiler",
                 backend.name()
             ),
         ));
@@ -124,12 +125,22 @@ pub fn start(backend: BackendKind) -> Result<u64> {
     Ok(TOKEN.fetch_add(1, Ordering::SeqCst) + 1)
 }
 
+/// Whether recording number `token` is the one running.
+pub fn is_running(token: u64) -> bool {
+    recording() && TOKEN.load(Ordering::SeqCst) == token
+}
+
+/// Counts `n` activities the device's own recorder could not keep (CUPTI's dropped records).
+pub fn count_dropped(n: u64) {
+    DROPPED.fetch_add(n, Ordering::Relaxed);
+}
+
 /// Ends recording number `token` and hands its activities back in the order they ended.
 /// Refused where that recording is not the one running (it ended, or this is another's
 /// number), so that no one ends or empties someone else's recording.
 pub fn stop(token: u64) -> Result<Recording> {
     let mut kept = activities();
-    if !recording() || TOKEN.load(Ordering::SeqCst) != token {
+    if !is_running(token) {
         return Err(Error::detailed(
             CUDA_ERROR_ILLEGAL_STATE,
             BackendKind::Host,
@@ -222,7 +233,7 @@ mod tests {
     // One test: the recorder is process-wide, and tests run in parallel.
     #[test]
     fn records_only_while_recording_and_refuses_to_nest() {
-        assert!(start(BackendKind::Cuda).is_err(), "no activity records on cuda yet");
+        assert!(start(BackendKind::Hip).is_err(), "no activity records on hip yet");
         assert!(!recording());
         let token = start(BackendKind::Host).expect("the host backend records");
         assert!(start(BackendKind::Host).is_err(), "recordings do not nest");

@@ -98,7 +98,8 @@ pub struct Capabilities {
     /// Whether arrays offer the CUDA Array Interface at all.
     pub cuda_array_interface: bool,
     /// Whether `pygpu.profile()` records this backend's launches, copies, fills, allocations
-    /// and synchronisations (`runtime::activity`).
+    /// and synchronisations (`runtime::activity`; CUDA's device work through CUPTI, which
+    /// must be installed: `pygpu[cupti]`).
     pub activity_records: bool,
 }
 
@@ -116,7 +117,7 @@ pub const CUDA: Capabilities = Capabilities {
     dlpack_default_stream: 1,
     cai_default_stream: Some(1),
     cuda_array_interface: true,
-    activity_records: false,
+    activity_records: true,
 };
 
 pub const HIP: Capabilities = Capabilities {

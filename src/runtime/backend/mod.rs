@@ -38,6 +38,8 @@ pub use peer::{PeerAccess, PeerCopy};
 pub use pool::PooledMemory;
 pub use streams::{Streams, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING, EVENT_INTERPROCESS, STREAM_NON_BLOCKING};
 
+use std::path::Path;
+
 use crate::runtime::{BackendKind, Error, Result};
 
 /// Every operation of one backend: a current device per host thread, memory of the
@@ -49,6 +51,16 @@ pub trait Backend:
 
     /// Peer access and copies between devices, or the one error saying this backend has none.
     fn peer_access(&self) -> Result<&dyn PeerAccess>;
+
+    /// Starts the device's own records of its work for a `pygpu.profile()` recording that
+    /// `runtime::activity` has started (`library`: the profiling library to load, where the
+    /// backend needs one). A backend that notes its work itself does nothing here.
+    fn start_device_records(&self, library: Option<&Path>) -> Result<()>;
+
+    /// Waits for the current device and hands the records of all work issued so far to
+    /// `runtime::activity`, then stops the device's records. Never fails: what could not be
+    /// read is missing from the recording.
+    fn stop_device_records(&self);
 
     /// The error for an operation this backend does not implement.
     fn unsupported(&self, what: &str) -> Error {

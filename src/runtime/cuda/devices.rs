@@ -66,7 +66,7 @@ impl Devices for CudaBackend {
     fn device_synchronize(&self) -> Result<()> {
         self.ensure_context()?;
         // SAFETY: a context is current.
-        check(unsafe { (self.api.cuCtxSynchronize)() })
+        activity::noted(ActivityKind::Synchronize, 0, 0, || check(unsafe { (self.api.cuCtxSynchronize)() }))
     }
 
     /// The properties of `device`, asked of the driver on the first call only.

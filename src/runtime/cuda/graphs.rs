@@ -57,6 +57,7 @@ impl Graphs for CudaBackend {
     }
 
     fn graph_launch(&self, exec: GraphExecHandle, s: StreamHandle) -> Result<()> {
+        self.note_stream(Some(s));
         // SAFETY: live handles of ours.
         check(unsafe { (self.api.cuGraphLaunch)(exec.0 as CUgraphExec, stream(Some(s))) })
     }

@@ -47,8 +47,10 @@ impl DeviceMemory for CudaBackend {
         }
         self.ensure_context()?;
         let mut ptr: CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; a context is current.
-        self.allocating_during_capture(|| check(unsafe { (self.api.cuMemAlloc_v2)(&mut ptr, bytes) }))?;
+        activity::noted(ActivityKind::Alloc, 0, bytes as u64, || {
+            // SAFETY: valid out-pointer; a context is current.
+            self.allocating_during_capture(|| check(unsafe { (self.api.cuMemAlloc_v2)(&mut ptr, bytes) }))
+        })?;
         Ok(ptr)
     }
 
@@ -57,29 +59,35 @@ impl DeviceMemory for CudaBackend {
             return Ok(());
         }
         self.ensure_context()?;
+        // The driver does not say the size without another call: 0 bytes (unknown).
         // SAFETY: the caller hands over an allocation of ours; the driver rejects others.
-        check(unsafe { (self.api.cuMemFree_v2)(ptr) })
+        activity::noted(ActivityKind::Free, 0, 0, || check(unsafe { (self.api.cuMemFree_v2)(ptr) }))
     }
 
     unsafe fn memcpy_htod(&self, dst: DevicePtr, src: *const u8, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
+        self.note_stream(s);
         // SAFETY: the same contract, forwarded from the caller.
         unsafe { self.cuda_memcpy_htod(dst, src, bytes, s) }
     }
 
     unsafe fn memcpy_dtoh(&self, dst: *mut u8, src: DevicePtr, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
+        self.note_stream(s);
         // SAFETY: the same contract, forwarded from the caller.
         unsafe { self.cuda_memcpy_dtoh(dst, src, bytes, s) }
     }
 
     fn memcpy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, s: Option<StreamHandle>) -> Result<()> {
+        self.note_stream(s);
         self.cuda_memcpy_dtod(dst, src, bytes, s)
     }
 
     fn memset_value(&self, dst: DevicePtr, value: MemsetValue, count: usize, s: Option<StreamHandle>) -> Result<()> {
+        self.note_stream(s);
         self.cuda_memset_value(dst, value, count, s)
     }
 
     unsafe fn memcpy_pitched(&self, copy: &PitchedCopy, s: Option<StreamHandle>) -> Result<()> {
+        self.note_stream(s);
         // SAFETY: the same contract, forwarded from the caller.
         unsafe { self.cuda_memcpy_pitched(copy, s) }
     }

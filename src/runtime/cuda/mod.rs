@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
+use super::activity::{self, ActivityKind};
 use super::block_cache::BlockCache;
 use super::error::{CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_READY};
 use super::pitched::{Memory, PitchedCopy, PitchedSide};
@@ -32,6 +33,7 @@ const MIN_DRIVER_VERSION: c_int = 12000;
 
 mod backend;
 mod copy;
+mod cupti;
 mod devices;
 mod graphs;
 mod host_memory;
@@ -149,6 +151,25 @@ impl CudaBackend {
 
     /// Makes sure the calling thread has a current context, as the runtime API does
     /// lazily (the primary context of device 0 unless one was set), and returns it.
+    /// Before work is issued on `s`: while a `pygpu.profile()` recording runs, tells CUPTI's
+    /// records of it which stream it is (one atomic load otherwise).
+    #[inline]
+    fn note_stream(&self, s: Option<StreamHandle>) {
+        if activity::recording() {
+            self.note_stream_for_records(s);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_stream_for_records(&self, s: Option<StreamHandle>) {
+        let mut ctx: CUcontext = null_mut();
+        // SAFETY: valid out-pointer.
+        if unsafe { (self.api.cuCtxGetCurrent)(&mut ctx) } == 0 && !ctx.is_null() {
+            cupti::note_stream(ctx, s.map(|s| s.0));
+        }
+    }
+
     fn ensure_context(&self) -> Result<CUcontext> {
         let mut ctx: CUcontext = null_mut();
         // SAFETY: valid out-pointer.

@@ -139,6 +139,7 @@ impl Kernels for CudaBackend {
     ) -> Result<()> {
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
+        self.note_stream(Some(s));
         args.with_pointers(|pointers| {
             // SAFETY: the caller vouches that args match the kernel and that its context is
             // current; the driver copies the values before returning, so `pointers` need only

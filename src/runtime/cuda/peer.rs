@@ -50,6 +50,7 @@ impl PeerAccess for CudaBackend {
     fn memcpy_peer(&self, copy: &PeerCopy, s: Option<StreamHandle>) -> Result<()> {
         self.ensure_context()?;
         let PeerCopy { dst, dst_device, src, src_device, bytes } = *copy;
+        self.note_stream(s);
         let (dst_ctx, src_ctx) = (self.primary_context(dst_device)?, self.primary_context(src_device)?);
         match s {
             // SAFETY: both contexts are retained primary contexts; the driver checks that the

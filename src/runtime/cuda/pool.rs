@@ -34,19 +34,21 @@ impl PooledMemory for CudaBackend {
             return Ok((self.malloc(bytes)?, BlockCache::NEVER));
         }
         let class = size_class(bytes).ok_or(Error::api(CUDA_ERROR_MEMORY_ALLOCATION, BackendKind::Cuda))?;
-        // Only the primary context's legacy stream orders the cache's blocks (see block_cache).
-        let ticket = if primary {
-            if let Some(ptr) = self.block_cache.take(device, class) {
-                return Ok((ptr, self.block_cache.ticket()));
-            }
-            self.block_cache.ticket()
-        } else {
-            BlockCache::NEVER
-        };
-        let mut ptr: CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; a context is current and the stream is the caller's.
-        check(unsafe { (self.api.cuMemAllocAsync)(&mut ptr, class, stream(Some(s))) })?;
-        Ok((ptr, ticket))
+        activity::noted(ActivityKind::Alloc, 0, bytes as u64, || {
+            // Only the primary context's legacy stream orders the cache's blocks (see block_cache).
+            let ticket = if primary {
+                if let Some(ptr) = self.block_cache.take(device, class) {
+                    return Ok((ptr, self.block_cache.ticket()));
+                }
+                self.block_cache.ticket()
+            } else {
+                BlockCache::NEVER
+            };
+            let mut ptr: CUdeviceptr = 0;
+            // SAFETY: valid out-pointer; a context is current and the stream is the caller's.
+            check(unsafe { (self.api.cuMemAllocAsync)(&mut ptr, class, stream(Some(s))) })?;
+            Ok((ptr, ticket))
+        })
     }
 
     unsafe fn pool_free(&self, ptr: DevicePtr, bytes: usize, ticket: u64, device: i32, s: StreamHandle) -> Result<()> {
@@ -57,12 +59,14 @@ impl PooledMemory for CudaBackend {
             // SAFETY: without pools, pool_malloc was malloc; the caller hands the block over.
             return unsafe { self.free(ptr) };
         }
-        // pool_malloc allocated the class, so the class is what is cached.
-        if size_class(bytes).is_some_and(|class| self.block_cache.keep(device, class, ptr, ticket)) {
-            return Ok(());
-        }
-        // SAFETY: forwarded from the caller.
-        unsafe { self.free_to_driver_pool(ptr, device, s) }
+        activity::noted(ActivityKind::Free, 0, bytes as u64, || {
+            // pool_malloc allocated the class, so the class is what is cached.
+            if size_class(bytes).is_some_and(|class| self.block_cache.keep(device, class, ptr, ticket)) {
+                return Ok(());
+            }
+            // SAFETY: forwarded from the caller.
+            unsafe { self.free_to_driver_pool(ptr, device, s) }
+        })
     }
 
     fn pool_trim(&self, device: i32) -> Result<()> {

@@ -16,6 +16,9 @@ impl Streams for CudaBackend {
     }
 
     unsafe fn stream_destroy(&self, s: StreamHandle) -> Result<()> {
+        if activity::recording() {
+            cupti::forget_streams();
+        }
         // SAFETY: the caller hands over a live stream of ours.
         check(unsafe { (self.api.cuStreamDestroy_v2)(s.0 as CUstream) })?;
         self.block_cache.stream_closed();
@@ -24,8 +27,10 @@ impl Streams for CudaBackend {
 
     fn stream_synchronize(&self, s: StreamHandle) -> Result<()> {
         self.ensure_context()?;
-        // SAFETY: the handle is one of ours (the Python layer keeps it alive).
-        check(unsafe { (self.api.cuStreamSynchronize)(s.0 as CUstream) })
+        activity::noted(ActivityKind::Synchronize, s.0 as u64, 0, || {
+            // SAFETY: the handle is one of ours (the Python layer keeps it alive).
+            check(unsafe { (self.api.cuStreamSynchronize)(s.0 as CUstream) })
+        })
     }
 
     fn stream_query(&self, s: StreamHandle) -> Result<bool> {
