@@ -300,9 +300,11 @@ def find_cupti() -> str:
             if os.path.isfile(path):
                 return path
     for root in (os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        for sub in _CUPTI_IN_TOOLKIT if root else ():
+        if not root:
+            continue
+        for sub in _CUPTI_IN_TOOLKIT:
             for name in ("libcupti.so.13", "libcupti.so.12", "libcupti.so"):
-                path = os.path.join(root, sub, name)  # type: ignore[arg-type]
+                path = os.path.join(root, sub, name)
                 if os.path.isfile(path):
                     return path
     return "libcupti.so"
