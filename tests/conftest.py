@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -24,6 +25,12 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 os.environ.setdefault("PYGPU_BACKEND", "host")
+
+# A shell without job control starts background commands with SIGINT ignored, and children
+# inherit that: the Ctrl-C tests' subprocesses would never see their SIGINT. Catching it here
+# gives them the default disposition again (a caught signal is reset across exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pygpu  # noqa: E402
 
