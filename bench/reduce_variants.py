@@ -11,7 +11,6 @@ import json
 import os
 import statistics
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,8 @@ import pygpu
 import pygpu.gpuarray as ga
 from pygpu.compiler import SourceModule
 from pygpu.gpuarray import _bundled
+
+from array_bench import event_seconds  # this folder: CUDA events around back-to-back calls
 
 N = int(os.environ.get("REDUCE_VARIANTS_N", 1 << 24))
 REPS = int(os.environ.get("REDUCE_VARIANTS_REPS", 50))
@@ -97,34 +98,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sum_once_u4(float* out, floa
 """
 
 
-def event_seconds(fn: Callable[[], Any], reps: int = REPS) -> float:
-    fn()
-    pygpu.cudaDeviceSynchronize().check()
-    rounds = []
-    for _ in range(7):
-        start, stop = pygpu.cudaEvent_t(), pygpu.cudaEvent_t()
-        pygpu.cudaEventRecord(start, None).check()
-        for _ in range(reps):
-            fn()
-        pygpu.cudaEventRecord(stop, None).check()
-        pygpu.cudaEventSynchronize(stop).check()
-        ms, err = pygpu.cudaEventElapsedTime(start, stop)
-        err.check()
-        rounds.append(ms / 1e3 / reps)
-    return statistics.median(rounds)
-
-
 def main() -> int:
     rng = np.random.default_rng(0)
     host = rng.random(N).astype(np.float32)
     a = ga.to_gpu(host)
     dst = ga.empty_like(a)
     out: dict[str, Any] = {}
-    copy_s = event_seconds(lambda: pygpu.memcpy_dtod(dst.ptr, a.ptr, a.nbytes))
+    copy_s = event_seconds(lambda: pygpu.memcpy_dtod(dst.ptr, a.ptr, a.nbytes), REPS)
     copy_bw = 2 * a.nbytes / copy_s
     out["copy_GBps"] = copy_bw / 1e9
     times: dict[str, float] = {}
-    times["pygpu a.sum()"] = event_seconds(lambda: a.sum())
+    times["pygpu a.sum()"] = event_seconds(lambda: a.sum(), REPS)
     stage1 = _bundled.function("reduce", "reduce_sum_float32_float32", "PPPqPPii")
     stage2 = _bundled.function("reduce", "reduce_sum_float32_float32", "PPPqPPii")
     grid, block = _bundled.reduction_launch(N)
@@ -138,9 +122,9 @@ def main() -> int:
     def bundled_stage2() -> None:
         stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, part.ptr, part.ptr, grid, 0, 0, 0, 0)
 
-    times["bundled stage 1"] = event_seconds(bundled_stage1)
-    times["bundled stage 2"] = event_seconds(bundled_stage2)
-    times["bundled both, no Python between"] = event_seconds(lambda: (bundled_stage1(), bundled_stage2()))
+    times["bundled stage 1"] = event_seconds(bundled_stage1, REPS)
+    times["bundled stage 2"] = event_seconds(bundled_stage2, REPS)
+    times["bundled both, no Python between"] = event_seconds(lambda: (bundled_stage1(), bundled_stage2()), REPS)
 
     def with_events() -> None:
         bundled_stage1()
@@ -153,8 +137,8 @@ def main() -> int:
         stage1.prepared_async_call((grid, 1), (block, 1, 1), None, fresh.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0)
         stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, fresh.ptr, fresh.ptr, grid, 0, 0, 0, 0)
 
-    times["bundled both + 2 event records"] = event_seconds(with_events)
-    times["bundled both, partials allocated per call"] = event_seconds(with_new_partials)
+    times["bundled both + 2 event records"] = event_seconds(with_events, REPS)
+    times["bundled both, partials allocated per call"] = event_seconds(with_new_partials, REPS)
     if pygpu.capabilities().activity_records:
         # The device's own timeline of a few a.sum() calls: kernels, fills, copies and the gaps.
         a.sum()
@@ -188,14 +172,14 @@ def main() -> int:
                 one(f, g)
                 fold.prepared_async_call((1, 1), (256, 1, 1), None, res.ptr, big_part.ptr, g)
 
-            times[f"{name} grid {g} stage 1"] = event_seconds(one)
-            times[f"{name} grid {g} two stages"] = event_seconds(two)
+            times[f"{name} grid {g} stage 1"] = event_seconds(one, REPS)
+            times[f"{name} grid {g} two stages"] = event_seconds(two, REPS)
     for g in (sms * 4, sms * 8, 1024, 2048):
 
         def single(g: int = g) -> None:
             once.prepared_async_call((g, 1), (256, 1, 1), None, res.ptr, big_part.ptr, done.ptr, a.ptr, quads)
 
-        times[f"sum_once_u4 grid {g}"] = event_seconds(single)
+        times[f"sum_once_u4 grid {g}"] = event_seconds(single, REPS)
         single()
         got = float(res.get())
         out[f"sum_once_u4 grid {g} relerr"] = abs(got - float(host.astype(np.float64).sum())) / float(host.sum())
