@@ -119,7 +119,7 @@ fn unavailable(kind: RtcKind, path: &Path, why: impl std::fmt::Display) -> Error
 }
 
 /// The error and its causes: libloading's own text ("dlopen failed") leaves out dlerror's.
-fn with_sources(error: &dyn std::error::Error) -> String {
+pub(crate) fn with_sources(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(e) = cause {

@@ -20,12 +20,13 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::Path;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 use libloading::Library;
 
 use super::sys::{CUcontext, CUstream};
 use crate::runtime::activity::{self, Activity, ActivityKind};
+use crate::runtime::rtc::with_sources;
 use crate::runtime::{Error, Result, CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD};
 
 type CuptiResult = c_int;
@@ -58,7 +59,7 @@ struct Api {
 }
 
 /// The loaded library (the first one loaded serves the whole process).
-static API: Mutex<Option<&'static Api>> = Mutex::new(None);
+static API: OnceLock<Api> = OnceLock::new();
 /// CUPTI's stream numbers of this recording → pygpu's stream handles.
 static STREAMS: Mutex<Option<HashMap<u32, u64>>> = Mutex::new(None);
 /// CUPTI's clock minus the recorder's, taken when the recording started.
@@ -74,7 +75,7 @@ thread_local! {
 }
 
 fn api() -> Option<&'static Api> {
-    *API.lock().unwrap_or_else(|p| p.into_inner())
+    API.get()
 }
 
 fn streams() -> MutexGuard<'static, Option<HashMap<u32, u64>>> {
@@ -92,12 +93,11 @@ fn cannot_use(path: &Path, why: impl std::fmt::Display) -> Error {
 
 impl Api {
     fn load(path: &Path) -> Result<&'static Api> {
-        let mut loaded = API.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(api) = *loaded {
+        if let Some(api) = API.get() {
             return Ok(api);
         }
         // SAFETY: loading CUPTI runs only its own initialisers.
-        let library = unsafe { Library::new(path) }.map_err(|e| cannot_use(path, e))?;
+        let library = unsafe { Library::new(path) }.map_err(|e| cannot_use(path, with_sources(&e)))?;
         /// # Safety
         /// `T` is the C type of `name` in CUPTI's headers.
         unsafe fn get<T: Copy>(library: &Library, path: &Path, name: &str) -> Result<T> {
@@ -121,9 +121,8 @@ impl Api {
                 _library: library,
             }
         };
-        let api: &'static Api = Box::leak(Box::new(api));
-        *loaded = Some(api);
-        Ok(api)
+        // Two threads loading at once: one library is kept, the other handle closed again.
+        Ok(API.get_or_init(|| api))
     }
 
     fn describe(&self, code: CuptiResult) -> String {

@@ -149,8 +149,6 @@ impl CudaBackend {
         Ok(*slot.get_or_init(|| ctx as usize) as CUcontext)
     }
 
-    /// Makes sure the calling thread has a current context, as the runtime API does
-    /// lazily (the primary context of device 0 unless one was set), and returns it.
     /// Before work is issued on `s`: while a `pygpu.profile()` recording runs, tells CUPTI's
     /// records of it which stream it is (one atomic load otherwise).
     #[inline]
@@ -170,6 +168,8 @@ impl CudaBackend {
         }
     }
 
+    /// Makes sure the calling thread has a current context, as the runtime API does
+    /// lazily (the primary context of device 0 unless one was set), and returns it.
     fn ensure_context(&self) -> Result<CUcontext> {
         let mut ctx: CUcontext = null_mut();
         // SAFETY: valid out-pointer.
