@@ -13,7 +13,9 @@ repetitions after one warm-up, pygpu's and C++'s alternating in --rounds rounds,
 fresh process for both (the ratio is the median of the rounds' ratios, so that a host whose speed
 drifts, or a process that lands on a slow core, affects both alike). Sizes: NX = 256 (the seeds' 258 values), 2^16, 2^20, 2^24, 2^26;
 modes plain (one launch per step, plus a device-to-device snapshot copy per step where the
-snapshot matrix fits) and graph (batches of steps replayed as CUDA graphs).
+snapshot matrix fits), graph (batches of steps replayed as CUDA graphs) and, without snapshots,
+device (the whole run as one graph launch with a device-side loop, `--device-loop`), measured
+against C++'s graph loop.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +119,11 @@ def run_pygpu(nx: int, steps: int, reps: int, mode: str, snapshots: bool, backen
 
     pygpu.set_backend(backend)
     solver = burger.Solver(
-        problem_for(nx, steps), 1 if snapshots else 0, graph=mode == "graph", graph_batch=GRAPH_BATCH
+        problem_for(nx, steps),
+        1 if snapshots else 0,
+        graph=mode == "graph",
+        graph_batch=GRAPH_BATCH,
+        device_loop=mode == "device",
     )
     solver.run()
     seconds = []
@@ -130,9 +137,10 @@ def pygpu_round(nx: int, steps: int, reps: int, mode: str, snapshots: bool, back
     """run_pygpu in a process of its own, as each C++ round is: on these (virtual) hosts about one
     process in six runs its Python at half speed throughout, which would otherwise tilt every
     round of a configuration the same way."""
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        return pool.apply(run_pygpu, (nx, steps, reps, mode, snapshots, backend))
+    # An executor rather than a Pool: a worker that dies (a crash) raises BrokenProcessPool here
+    # instead of leaving the call waiting for ever.
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(run_pygpu, nx, steps, reps, mode, snapshots, backend).result()
 
 
 def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None, backend: str) -> list[dict[str, Any]]:
@@ -143,7 +151,7 @@ def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None, backe
     per_round = max(1, -(-reps // rounds))
     for nx, steps, snaps in configs:
         for snapshots in snaps:
-            for mode in ("plain", "graph"):
+            for mode in ("plain", "graph") if snapshots else ("plain", "graph", "device"):
                 py_seconds: list[float] = []
                 cpp_seconds: list[float] = []
                 ratios = []
@@ -152,7 +160,8 @@ def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None, backe
                     mine = pygpu_round(nx, steps, per_round, mode, snapshots, backend)
                     py_seconds += mine["seconds"]
                     if cpp is not None:
-                        c = run_cpp(cpp, nx, steps, per_round, mode, snapshots)
+                        # The device loop's baseline is C++'s best: its graph loop.
+                        c = run_cpp(cpp, nx, steps, per_round, "graph" if mode == "device" else mode, snapshots)
                         cpp_seconds += c["seconds"]
                         cpp_u10 = c["u10"]
                         ratios.append(statistics.median(mine["seconds"]) / statistics.median(c["seconds"]))
@@ -191,7 +200,7 @@ def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None, backe
                     else ""
                 )
                 print(
-                    f"NX={nx:>9} steps={steps:>5} {'snap' if snapshots else 'nosnap':6} {mode:5}: "
+                    f"NX={nx:>9} steps={steps:>5} {'snap' if snapshots else 'nosnap':6} {mode:6}: "
                     f"pygpu {entry['pygpu_median_step_us']:9.3f} us/step{cpp_txt}",
                     flush=True,
                 )

@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|multi|scaling|clients|drop-in|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|multi|scaling|clients|drop-in|all]   # default: all
 #          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -214,6 +214,20 @@ if [ "$what" = profiler ]; then
     else
         echo "gpu_run: no nvtx wheel in .clients/wheels: NVTX not checked" | tee "$out/nvtx-ncu.txt"
     fi
+fi
+if [ "$what" = graphs ]; then
+    # Graphs built node by node (issue 31): their tests, the Burgers demo's --device-loop (its u[10]),
+    # and the seeds' run (NX = 256, 2,001 steps, no snapshots) as plain, graph-batch and one-launch
+    # device loops against C++'s graph loop, in alternating fresh processes.
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_graph_building.py tests/test_bench_smoke.py \
+        2>&1 | tee "$out/graph-tests.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    (cd /tmp && python3 "$OLDPWD/demos/burger/burger.py" --device-loop --snapshot-every 0 --no-progress --out /tmp/device-loop) \
+        2>&1 | tee "$out/device-loop-demo.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    timeout 300 python3 bench/burgers.py --no-analysis --sizes 256 --reps 10 --rounds 5 --json "$out/burgers-graphs.json" \
+        2>&1 | grep -E "nosnap|error|Error" | tee "$out/burgers-graphs.txt"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 if [ "$what" = profile ]; then
     # Where the time of a launch-bound program goes (scripts/perf_bundle.sh made .perf here):

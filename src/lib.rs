@@ -35,6 +35,8 @@ mod _pygpu {
         event_elapsed_time, event_query, event_record, event_synchronize, stream_wait_event, CudaEvent,
     };
     #[pymodule_export]
+    use crate::python::graph::{Graph, GraphExec, GraphNode};
+    #[pymodule_export]
     use crate::python::kernel_declaration::KernelParameter;
     #[pymodule_export]
     use crate::python::memory::{allocation_extent, host_span_is_mapped, is_device_memory, AllocationExport};
@@ -64,7 +66,7 @@ mod _pygpu {
         cuda_stream_destroy, cuda_stream_query, cuda_stream_synchronize, cuda_stream_wait_event,
     };
     #[pymodule_export]
-    use crate::python::stream::{stream_query, stream_synchronize, CudaStream, Graph, GraphExec};
+    use crate::python::stream::{stream_query, stream_synchronize, CudaStream};
 
     #[pymodule_export]
     use crate::python::array::dlpack::{dlpack_capsule, dlpack_from_capsule, DLPackTensor};

@@ -70,6 +70,7 @@ def test_burgers_loop_figures_come_from_fresh_processes(tmp_path: Path) -> None:
         (True, "graph"),
         (False, "plain"),
         (False, "graph"),
+        (False, "device"),
     ]
     for r in loops:
         assert len(r["pygpu_seconds"]) == 4  # 2 rounds of ceil(3 / 2) repetitions

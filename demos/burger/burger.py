@@ -9,6 +9,7 @@ analysis.py looks at that matrix in place (CuPy on CUDA, numpy on the host backe
 
     python demos/burger/burger.py                       # the seeds' run: NX = 256, t < 2.0
     python demos/burger/burger.py --graph               # replay batches of steps as CUDA graphs
+    python demos/burger/burger.py --device-loop --snapshot-every 0   # the whole time loop, one graph launch
     python demos/burger/burger.py --nx 1048576 --dt 6e-11 --t-final 6e-8 --snapshot-every 10 --hdf5 run.h5
 
 The scheme is explicit: it needs nu dt / h^2 <= 1/2 (h = 2 pi / NX), so dt shrinks with NX^2 (the
@@ -44,6 +45,8 @@ KERNELS = {
 }
 BLOCK = 256
 DEFAULT_GRAPH_BATCH = 200
+# Steps per turn of --device-loop's device-side loop (even: each turn ends back in buffer a).
+DEVICE_LOOP_TURN = 200
 # Device memory left over for the analysis (CuPy's SVD workspace) when checking that snapshots fit.
 ANALYSIS_HEADROOM = 0.10
 
@@ -221,7 +224,12 @@ class Solver:
     and a device-to-device copy of each snapshot into the device-resident snapshot matrix."""
 
     def __init__(
-        self, problem: Problem, snapshot_every: int = 1, graph: bool = False, graph_batch: int = DEFAULT_GRAPH_BATCH
+        self,
+        problem: Problem,
+        snapshot_every: int = 1,
+        graph: bool = False,
+        graph_batch: int = DEFAULT_GRAPH_BATCH,
+        device_loop: bool = False,
     ):
         import pygpu
 
@@ -232,6 +240,9 @@ class Solver:
         self.every = snapshot_every
         self.graph = graph
         self.graph_batch = graph_batch
+        self.device_loop = device_loop
+        if device_loop and snapshot_every:
+            raise ValueError("the device loop keeps no snapshots: use snapshot_every=0 (--snapshot-every 0)")
         self.steps, self.t_end = problem.steps()
         self.n_total = problem.n_total
         self.row_bytes = self.n_total * 8
@@ -251,6 +262,7 @@ class Solver:
         self.setup_seconds = 0.0
         self.loop_seconds = 0.0
         self._graph: tuple[Any, Any, int, int] | None = None
+        self._device_graph: tuple[Any, Any] | None = None
 
     @property
     def snapshots_ptr(self) -> int:
@@ -336,6 +348,38 @@ class Solver:
         graph = self.stream.end_capture()
         return graph.instantiate(), start, stage_rows, per_batch
 
+    # -- the device loop ---------------------------------------------------------------------------
+
+    def _build_device_loop(self) -> tuple[Any, Any]:
+        """The whole run as one graph: a device-side loop (pygpu.graphs.repeat) of turns of
+        DEVICE_LOOP_TURN steps (even, so each turn starts from buffer a), then the steps left
+        over. Returns (graph exec, the buffer that holds the result)."""
+        import pygpu.graphs
+
+        pygpu = self.pygpu
+        c1, c2 = self.problem.coefficients()
+        n = np.int32(self.n_total)
+        c1, c2 = np.float64(c1), np.float64(c2)
+        shape = {"block": self.block, "grid": self.grid}
+
+        def steps(graph: Any, count: int, src: Any, after: list[Any]) -> Any:
+            for _ in range(count):
+                dst = self.b if src is self.a else self.a
+                after = [graph.add_kernel_node(self.kernel, src, dst, n, c1, c2, dependencies=after, **shape)]
+                src = dst
+            return src, after
+
+        per_turn = min(DEVICE_LOOP_TURN, self.steps - self.steps % 2)
+        turns = self.steps // per_turn if per_turn else 0
+        whole = pygpu.Graph()
+        after: list[Any] = []
+        if turns:
+            body = pygpu.Graph()
+            steps(body, per_turn, self.a, [])
+            after = [pygpu.graphs.repeat(whole, body, turns)]
+        last, _ = steps(whole, self.steps - turns * per_turn, self.a, after)
+        return whole.instantiate(), last
+
     # -- the run -----------------------------------------------------------------------------------
 
     def run(self, progress: Progress | None = None) -> float:
@@ -345,6 +389,8 @@ class Solver:
         pygpu = self.pygpu
         setup = time.perf_counter()
         batches = 0
+        if self.device_loop and self._device_graph is None:
+            self._device_graph = self._build_device_loop()
         if self.graph:
             per_batch = graph_layout(self.steps, self.every, self.graph_batch)[1]
             batches = self.steps // per_batch
@@ -357,6 +403,10 @@ class Solver:
 
         t0 = time.perf_counter()
         state: Any = self.a
+        if self._device_graph is not None:
+            exec_, state = self._device_graph
+            exec_.launch(self.stream)
+            done = self.steps
         if batches and self._graph is not None:
             exec_, start, stage_rows, per_batch = self._graph
             launch = exec_.launch
@@ -476,6 +526,11 @@ def build_parser(
         help=f"steps per graph batch (default {DEFAULT_GRAPH_BATCH})",
     )
     p.add_argument(
+        "--device-loop",
+        action="store_true",
+        help="run the whole time loop as one graph launch, counted on the device (needs --snapshot-every 0)",
+    )
+    p.add_argument(
         "--scheme",
         choices=list(KERNELS),
         default="seed",
@@ -512,6 +567,8 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse
         p.error("--snapshot-every must be 0 or more")
     if args.graph_batch < 1:
         p.error("--graph-batch must be at least 1")
+    if args.device_loop and (args.snapshot_every or args.graph):
+        p.error("--device-loop keeps no snapshots and replaces --graph: use it with --snapshot-every 0 alone")
     if args.nx + 2 > 2**31 - 1:
         p.error("--nx is too large for the kernel's int argument")
     return args
@@ -571,12 +628,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    solver = Solver(problem, args.snapshot_every, args.graph, args.graph_batch)
-    mode = (
-        f"graph (batches of {graph_layout(steps, args.snapshot_every, args.graph_batch)[1]} steps)"
-        if args.graph
-        else "plain"
-    )
+    solver = Solver(problem, args.snapshot_every, args.graph, args.graph_batch, args.device_loop)
+    if args.device_loop:
+        mode = f"device-side (one graph launch, turns of {DEVICE_LOOP_TURN} steps)"
+    elif args.graph:
+        mode = f"graph (batches of {graph_layout(steps, args.snapshot_every, args.graph_batch)[1]} steps)"
+    else:
+        mode = "plain"
     print(
         f"Burgers: NX = {problem.nx} ({problem.n_total} values), nu = {problem.nu:g}, dt = {problem.dt:g}, "
         f"t < {problem.t_final:g}: {steps} steps, kernel {solver.kernel_name}"
@@ -614,7 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "scheme": problem.scheme,
         "kernel": solver.kernel_name,
         "snapshot_every": args.snapshot_every,
-        "graph": bool(args.graph),
+        "graph": bool(args.graph or args.device_loop),
         "grid": solver.grid,
         "block": solver.block,
     }

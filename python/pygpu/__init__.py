@@ -21,7 +21,8 @@ Example (on any machine, with ``PYGPU_BACKEND=host``)::
 
 Modules, as PyCUDA's: ``gpuarray``, ``driver``, ``compiler``, ``cumath``, ``curandom``,
 ``elementwise``, ``reduction``, ``scan``, ``tools``, ``characterize``, ``vec``; and pygpu's own
-``nccl`` and ``mpi`` for several GPUs, ``pygpu.profile()`` (a per-kernel table, a trace
+``nccl`` and ``mpi`` for several GPUs, ``graphs`` (device-side loops, step graphs with
+parameters), ``pygpu.profile()`` (a per-kernel table, a trace
 file and a timeline) and ``nvtx`` for named ranges in it. The low-level calls keep PyGPU's names
 (``cudaSetDevice``, ``cudaStream_t``, ``DeviceArray_float64``, ...) and return status objects;
 everything above them raises from one exception tree, listed in ``pygpu.errors``.
@@ -93,6 +94,7 @@ __all__: list[str] = [
     "Graph",
     "KernelParameter",
     "GraphExec",
+    "GraphNode",
     "InvalidValueError",
     "KernelArgumentWarning",
     "LaunchError",
@@ -177,6 +179,7 @@ _SUBMODULES = frozenset(
         "driver",
         "elementwise",
         "gpuarray",
+        "graphs",
         "mpi",
         "nccl",
         "nvtx",

@@ -3,7 +3,7 @@
 
 import enum
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Protocol, SupportsIndex, TypeAlias, TypeVar, final
 
 import numpy as np
@@ -908,14 +908,92 @@ class Function:
 
 @final
 class Graph:
-    """A graph recorded by stream capture; it and its instances keep the modules of the
-    captured kernels loaded."""
-    def instantiate(self) -> GraphExec: ...
+    """A graph: recorded by stream capture (``cudaStream_t.end_capture()``) or built node by node
+    from ``Graph()``; it and its instances keep the kernels' modules loaded and the objects its
+    nodes use alive. ``dependencies`` of every ``add_*_node``: nodes of this graph to run after."""
+    def __init__(self) -> None:
+        """An empty graph on the current device, to build with the ``add_*_node`` methods."""
+    def add_kernel_node(
+        self,
+        func: Function,
+        *args: object,
+        block: Sequence[int] | int,
+        grid: Sequence[int] | int | None = None,
+        shared: int = 0,
+        dependencies: Iterable[GraphNode] | None = None,
+        **kwargs: object,
+    ) -> GraphNode:
+        """A launch of ``func`` with ``args`` (as ``func(*args, block=, grid=, shared=)`` takes
+        them; keyword arguments by parameter name where the kernel's declaration is known). The
+        arrays passed are kept alive with the graph; In/Out/InOut are refused."""
+    def add_memcpy_node(
+        self, dst: object, src: object, nbytes: int | None = None, dependencies: Iterable[GraphNode] | None = None
+    ) -> GraphNode:
+        """A copy of ``nbytes`` (default: the smaller allocation) between device memory
+        (DeviceAllocation, GPUArray or an int address; page-locked host memory through its device
+        pointer)."""
+    def add_memset_node(
+        self,
+        dst: object,
+        value: int,
+        count: int,
+        element_size: int = 1,
+        dependencies: Iterable[GraphNode] | None = None,
+    ) -> GraphNode:
+        """Sets ``count`` elements of ``element_size`` bytes (1, 2 or 4) at ``dst`` to ``value``."""
+    def add_event_record_node(self, event: cudaEvent_t, dependencies: Iterable[GraphNode] | None = None) -> GraphNode:
+        """Records ``event`` when the dependencies are done."""
+    def add_event_wait_node(self, event: cudaEvent_t, dependencies: Iterable[GraphNode] | None = None) -> GraphNode:
+        """Waits for ``event`` (recorded elsewhere) before the nodes that depend on this one."""
+    def add_child_graph_node(self, child: Graph, dependencies: Iterable[GraphNode] | None = None) -> GraphNode:
+        """A copy of ``child``'s nodes, run as one node (later changes to ``child`` do not reach it)."""
+    def add_empty_node(self, dependencies: Iterable[GraphNode] | None = None) -> GraphNode:
+        """A node that does nothing: one node to depend on for many."""
+    def add_while_node(self, body: Graph, flag: object, dependencies: Iterable[GraphNode] | None = None) -> GraphNode:
+        """Runs a copy of ``body`` again and again while the int32 at ``flag`` (device memory) is
+        nonzero, read on the device before each turn; on CUDA a conditional node (driver for CUDA
+        12.3+), so the loop runs without Python."""
+    def add_if_node(self, body: Graph, flag: object, dependencies: Iterable[GraphNode] | None = None) -> GraphNode:
+        """Runs a copy of ``body`` once if the int32 at ``flag`` is nonzero when the node is reached."""
+    @property
+    def node_count(self) -> int:
+        """How many nodes the ``add_*_node`` methods added (0 for a captured graph)."""
+    def instantiate(self) -> GraphExec:
+        """An executable instance, launchable many times; later additions to this graph do not change it."""
+
+@final
+class GraphNode:
+    """A node of a Graph (what its ``add_*_node`` methods return): for ``dependencies=`` and for
+    ``GraphExec.set_*_node_params``."""
+    @property
+    def kind(self) -> str:
+        """ "kernel", "memcpy", "memset", "event record", "event wait", "child graph", "empty",
+        "while" or "if"."""
 
 @final
 class GraphExec:
+    """An executable instance of a Graph: ``launch`` replays it; ``set_*_node_params`` change a
+    kernel's arguments, a copy's or a memset's range between launches."""
     def launch(self, stream: cudaStream_t | None = None) -> None:
         """Replays the graph on ``stream`` (None: the default stream)."""
+    def set_kernel_node_params(
+        self,
+        node: GraphNode,
+        func: Function,
+        *args: object,
+        block: Sequence[int] | int | None = None,
+        grid: Sequence[int] | int | None = None,
+        shared: int | None = None,
+        **kwargs: object,
+    ) -> None:
+        """New arguments for a kernel node from the next launch on (its kernel stays ``func``);
+        ``block``/``grid``/``shared`` None: as the node was added."""
+    def set_memcpy_node_params(self, node: GraphNode, dst: object, src: object, nbytes: int | None = None) -> None:
+        """A memcpy node's new destination, source and size."""
+    def set_memset_node_params(
+        self, node: GraphNode, dst: object, value: int, count: int, element_size: int = 1
+    ) -> None:
+        """A memset node's new destination, value and count."""
 
 # --- runtime compilers (NVRTC, hiprtc): used by pygpu.compiler ----------------------
 

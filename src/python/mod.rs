@@ -20,6 +20,7 @@ pub mod device_memory_pool;
 pub mod dtypes;
 pub mod errors;
 pub mod event;
+pub mod graph;
 pub mod host_registration;
 pub mod int_args;
 pub mod interop;

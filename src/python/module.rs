@@ -176,7 +176,12 @@ pub struct Function {
 }
 
 impl Function {
-    fn config(&self, grid: &Bound<'_, PyAny>, block: &Bound<'_, PyAny>, shared: u32) -> PyResult<LaunchConfig> {
+    pub(super) fn config(
+        &self,
+        grid: &Bound<'_, PyAny>,
+        block: &Bound<'_, PyAny>,
+        shared: u32,
+    ) -> PyResult<LaunchConfig> {
         Ok(LaunchConfig { grid: dims(grid, "grid")?, block: dims(block, "block")?, shared_bytes: shared })
     }
 
@@ -284,6 +289,45 @@ impl Function {
         Ok(result.map_err(|e| self.launch_error(e, config))?)
     }
 
+    /// A call's arguments packed as `__call__` packs them (checked and converted against the
+    /// kernel's declaration where it is known), and the In/Out/InOut handlers among them.
+    pub(super) fn pack_call<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<(KernelArgs, Vec<Bound<'py, PyAny>>)> {
+        let mut packed = KernelArgs::new();
+        let mut handlers = Vec::new();
+        let declared = self.declared.load();
+        let name = self.function.name();
+        match declared.as_deref() {
+            Some(declaration) => {
+                let values = declaration.bind(name, args, kwargs.filter(|k| !k.is_empty()))?;
+                declaration.pack(name, &mut packed, &mut handlers, &values)?;
+            }
+            None => {
+                if let Some(k) = kwargs.filter(|k| !k.is_empty()) {
+                    return Err(PyTypeError::new_err(format!(
+                        "{name}() got keyword arguments ({}), but its parameters' names are unknown (they are known \
+                         for kernels compiled from source by SourceModule): pass the arguments by position",
+                        k.keys()
+                    )));
+                }
+                for (i, arg) in args.iter().enumerate() {
+                    pack_any(&mut packed, &mut handlers, &arg, i)?;
+                }
+            }
+        }
+        self.check_arguments(&packed)?;
+        Ok((packed, handlers))
+    }
+
+    /// The kernel, for a graph's kernel node; refused once the module was closed.
+    pub(super) fn runtime_function(&self) -> PyResult<&runtime::Function> {
+        self.module.get().check_open()?;
+        Ok(&self.function)
+    }
+
     fn not_prepared(&self) -> PyErr {
         PyValueError::new_err(format!("{} has not been prepared: call prepare(arg_types) first", self.function.name()))
     }
@@ -341,28 +385,7 @@ impl Function {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         no_texrefs(texrefs, "Function.__call__(texrefs=...)")?;
-        let mut packed = KernelArgs::new();
-        let mut handlers = Vec::new();
-        let declared = self.declared.load();
-        let name = self.function.name();
-        match declared.as_deref() {
-            Some(declaration) => {
-                let values = declaration.bind(name, args, kwargs.filter(|k| !k.is_empty()))?;
-                declaration.pack(name, &mut packed, &mut handlers, &values)?;
-            }
-            None => {
-                if let Some(k) = kwargs.filter(|k| !k.is_empty()) {
-                    return Err(PyTypeError::new_err(format!(
-                        "{name}() got keyword arguments ({}), but its parameters' names are unknown (they are known \
-                         for kernels compiled from source by SourceModule): pass the arguments by position",
-                        k.keys()
-                    )));
-                }
-                for (i, arg) in args.iter().enumerate() {
-                    pack_any(&mut packed, &mut handlers, &arg, i)?;
-                }
-            }
-        }
+        let (packed, handlers) = self.pack_call(args, kwargs)?;
         let one = pyo3::types::PyInt::new(py, 1);
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
         let stream_arg = stream.map_or_else(|| py.None().into_bound(py), |s| s.clone().into_any());
@@ -560,6 +583,6 @@ fn texref_removed(call: &str) -> PyErr {
 }
 
 /// `shared=`'s bytes of dynamic shared memory, or an OverflowError giving the range.
-fn shared_bytes(bytes: &Bound<'_, PyAny>) -> PyResult<u32> {
+pub(super) fn shared_bytes(bytes: &Bound<'_, PyAny>) -> PyResult<u32> {
     int_in_range::<u32>(bytes, || "shared= (bytes of dynamic shared memory)".to_string())
 }

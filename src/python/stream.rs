@@ -1,13 +1,13 @@
 //! `cudaStream_t` and the stream calls. A stream is created by its constructor and
 //! destroyed with the object (or by `close()`); using it afterwards raises. Stream capture
-//! records into a `Graph`, which lives here too: the stream makes graphs, and launching a
-//! graph takes a stream, so the two are one layer (events and modules build on it).
+//! records into a `Graph` (`graph.rs`, which takes what `end_capture` recorded).
 
 use std::sync::Arc;
 
 use pyo3::prelude::*;
 
 use super::errors::CallResult;
+use super::graph::Graph;
 use super::releasable::Releasable;
 use crate::runtime::activity::{self, ActivityKind};
 use crate::runtime::{self, Context, Stream, StreamHandle};
@@ -141,7 +141,7 @@ impl CudaStream {
     /// Stops recording and returns the graph, which keeps alive what `keep_while_captured` got.
     fn end_capture(slf: &Bound<'_, Self>) -> PyResult<Graph> {
         let graph = this_stream(slf)?.end_capture()?;
-        Ok(Graph { graph, kept: std::mem::take(&mut *slf.get().kept()) })
+        Ok(Graph::captured(graph, std::mem::take(&mut *slf.get().kept())))
     }
 
     /// While this stream captures, keeps `obj` alive as long as the graph being recorded (and
@@ -250,52 +250,4 @@ pub fn stream_destroy(stream: &Bound<'_, CudaStream>) -> CallResult<()> {
     let s = stream.get();
     s.handle()?;
     Ok(s.destroy()?)
-}
-
-/// A graph recorded by stream capture (`cudaStream_t.end_capture()`); a thin wrapper over
-/// `runtime::Graph`, which keeps the captured kernels' modules loaded.
-#[pyclass(module = "pygpu", frozen)]
-pub struct Graph {
-    graph: runtime::Graph,
-    /// What the captured work uses (see `cudaStream_t.keep_while_captured`).
-    kept: Vec<Py<PyAny>>,
-}
-
-#[pymethods]
-impl Graph {
-    /// An executable instance, launchable many times.
-    fn instantiate(&self, py: Python<'_>) -> PyResult<GraphExec> {
-        Ok(GraphExec { exec: self.graph.instantiate()?, kept: self.kept.iter().map(|o| o.clone_ref(py)).collect() })
-    }
-
-    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        for obj in &self.kept {
-            visit.call(obj)?;
-        }
-        Ok(())
-    }
-}
-
-/// An executable instance of a Graph (`Graph.instantiate()`): `launch(stream)` replays the
-/// captured work, as often as wanted, keeping alive what the capture used.
-#[pyclass(module = "pygpu", frozen)]
-pub struct GraphExec {
-    exec: runtime::GraphExec,
-    kept: Vec<Py<PyAny>>,
-}
-
-#[pymethods]
-impl GraphExec {
-    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        for obj in &self.kept {
-            visit.call(obj)?;
-        }
-        Ok(())
-    }
-
-    /// Replays the graph on `stream` (None: the default stream).
-    #[pyo3(signature = (stream = None))]
-    fn launch(&self, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
-        Ok(self.exec.launch(stream_handle(stream)?)?)
-    }
 }

@@ -75,6 +75,10 @@ pub struct FunctionHandle(pub(in crate::runtime) usize);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GraphHandle(pub(in crate::runtime) usize);
 
+/// A node of a graph (of the graph it was added to; `runtime::graph` checks which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GraphNodeHandle(pub(in crate::runtime) usize);
+
 /// An instantiated graph, ready to launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GraphExecHandle(pub(in crate::runtime) usize);

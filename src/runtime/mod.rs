@@ -42,18 +42,19 @@ mod selection;
 pub mod stream;
 
 pub use backend::{
-    Backend, DeviceMemory, DeviceProperties, Devices, Graphs, HostMemory, Interprocess, Kernels, PeerAccess, PeerCopy,
-    PooledMemory, Streams, DEVICE_ATTRIBUTE_MAX, EVENT_BLOCKING_SYNC, EVENT_DISABLE_TIMING, EVENT_INTERPROCESS,
-    HOST_ALLOC_DEVICEMAP, HOST_ALLOC_PORTABLE, HOST_ALLOC_WRITECOMBINED, HOST_REGISTER_READ_ONLY, IPC_HANDLE_BYTES,
-    MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE, STREAM_NON_BLOCKING,
+    Backend, ConditionalKind, DeviceMemory, DeviceProperties, Devices, GraphNode, Graphs, HostMemory, Interprocess,
+    Kernels, PeerAccess, PeerCopy, PooledMemory, Streams, DEVICE_ATTRIBUTE_MAX, EVENT_BLOCKING_SYNC,
+    EVENT_DISABLE_TIMING, EVENT_INTERPROCESS, HOST_ALLOC_DEVICEMAP, HOST_ALLOC_PORTABLE, HOST_ALLOC_WRITECOMBINED,
+    HOST_REGISTER_READ_ONLY, IPC_HANDLE_BYTES, MEM_ATTACH_GLOBAL, MEM_ATTACH_HOST, MEM_ATTACH_SINGLE,
+    STREAM_NON_BLOCKING,
 };
 pub use context::Context;
 pub use error::{Error, Result};
 pub use event::Event;
 pub use graph::{Graph, GraphExec};
 pub use handle::{
-    EventHandle, ForeignStream, FunctionHandle, GraphExecHandle, GraphHandle, ModuleHandle, StreamHandle,
-    CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
+    EventHandle, ForeignStream, FunctionHandle, GraphExecHandle, GraphHandle, GraphNodeHandle, ModuleHandle,
+    StreamHandle, CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD,
 };
 pub use kernel::{FunctionAttribute, KernelArgs, LaunchConfig};
 pub use managed::ManagedBuffer;

@@ -58,6 +58,10 @@ impl Function {
         &self.name
     }
 
+    pub(crate) fn handle(&self) -> FunctionHandle {
+        self.handle
+    }
+
     pub fn module(&self) -> &Arc<Module> {
         &self.module
     }

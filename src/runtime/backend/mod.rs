@@ -27,7 +27,7 @@ mod pool;
 mod streams;
 
 pub use devices::{DeviceProperties, Devices, DEVICE_ATTRIBUTE_MAX};
-pub use graphs::Graphs;
+pub use graphs::{ConditionalKind, GraphNode, Graphs};
 pub use host_memory::{
     HostMemory, HOST_ALLOC_DEVICEMAP, HOST_ALLOC_PORTABLE, HOST_ALLOC_WRITECOMBINED, HOST_REGISTER_READ_ONLY,
 };

@@ -51,6 +51,11 @@ use sys::*;
 pub struct CudaBackend {
     api: DriverApi,
     param_info: Option<ParamInfoFn>,
+    /// None where the driver predates conditional nodes (CUDA 12.3).
+    conditionals: Option<ConditionalApi>,
+    /// The kernel that hands a conditional node its flag, loaded once per context:
+    /// (context, function) as addresses.
+    latches: std::sync::Mutex<Vec<(usize, usize)>>,
     /// Kept so the function pointers in `api` stay valid for the life of the process.
     _lib: Library,
     /// Each device's primary context (as an address), retained on first use and never
@@ -118,9 +123,13 @@ impl CudaBackend {
         }
         // SAFETY: the symbol, where present, has the ParamInfoFn signature (cuda.h, 12.4+).
         let param_info = unsafe { lib.get::<ParamInfoFn>(b"cuFuncGetParamInfo\0") }.ok().map(|f| *f);
+        // SAFETY: lib is the driver library.
+        let conditionals = unsafe { ConditionalApi::load(&lib) };
         Ok(CudaBackend {
             api,
             param_info,
+            conditionals,
+            latches: std::sync::Mutex::new(Vec::new()),
             _lib: lib,
             primary: (0..count.max(0)).map(|_| OnceLock::new()).collect(),
             init_status,

@@ -5,6 +5,9 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub(crate) use cudarc::driver::sys::{
+    CUDA_KERNEL_NODE_PARAMS_v2, CUgraphConditionalHandle, CUgraphNode, CUDA_MEMSET_NODE_PARAMS,
+};
+pub(crate) use cudarc::driver::sys::{
     CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUipcEventHandle,
     CUipcMemHandle, CUmemAccessDesc, CUmemAccess_flags, CUmemLocation, CUmemLocationType, CUmemoryPool, CUmemorytype,
     CUmodule, CUstream, CUuuid, CUDA_MEMCPY2D, CUDA_MEMCPY3D,
@@ -91,6 +94,17 @@ driver_api! {
     cuGraphLaunch(CUgraphExec, CUstream);
     cuGraphDestroy(CUgraph);
     cuGraphExecDestroy(CUgraphExec);
+    cuGraphCreate(*mut CUgraph, c_uint);
+    cuGraphAddEmptyNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize);
+    cuGraphAddKernelNode_v2(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_KERNEL_NODE_PARAMS_v2);
+    cuGraphAddMemcpyNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMCPY3D, CUcontext);
+    cuGraphAddMemsetNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMSET_NODE_PARAMS, CUcontext);
+    cuGraphAddChildGraphNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUgraph);
+    cuGraphAddEventRecordNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
+    cuGraphAddEventWaitNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
+    cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v2);
+    cuGraphExecMemcpyNodeSetParams(CUgraphExec, CUgraphNode, *const CUDA_MEMCPY3D, CUcontext);
+    cuGraphExecMemsetNodeSetParams(CUgraphExec, CUgraphNode, *const CUDA_MEMSET_NODE_PARAMS, CUcontext);
     cuFuncSetAttribute(CUfunction, c_int, c_int);
     cuFuncSetCacheConfig(CUfunction, c_int);
     cuMemHostGetDevicePointer_v2(*mut CUdeviceptr, *mut c_void, c_uint);
@@ -156,3 +170,55 @@ pub(crate) const CU_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 
 /// cuFuncGetParamInfo exists from CUDA 12.4 drivers on; older ones simply skip the check.
 pub(crate) type ParamInfoFn = unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> c_int;
+
+/// Conditional nodes' entry points (CUDA 12.3+), loaded where the driver has them.
+#[allow(non_snake_case)]
+pub(crate) struct ConditionalApi {
+    pub(crate) cuGraphConditionalHandleCreate:
+        unsafe extern "C" fn(*mut CUgraphConditionalHandle, CUgraph, CUcontext, c_uint, c_uint) -> c_int,
+    pub(crate) cuGraphAddNode:
+        unsafe extern "C" fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *mut ConditionalNodeParams) -> c_int,
+}
+
+/// cuda.h's `CUgraphNodeParams` (256 bytes: a type, then a union) with the union read as its
+/// `CUDA_CONDITIONAL_NODE_PARAMS` member. Our own struct: cudarc's union holds enums that have
+/// no all-zero value, so it cannot be built zeroed.
+#[repr(C)]
+pub(crate) struct ConditionalNodeParams {
+    pub(crate) node_type: c_uint,
+    pub(crate) reserved0: [c_int; 3],
+    pub(crate) handle: CUgraphConditionalHandle,
+    pub(crate) conditional_type: c_uint,
+    /// How many body graphs (1: while and if without else).
+    pub(crate) size: c_uint,
+    /// Set by the driver: its array of the node's `size` body graphs.
+    pub(crate) bodies: *mut CUgraph,
+    pub(crate) ctx: CUcontext,
+    /// The union is 29 eight-byte words; the conditional member uses the first four.
+    pub(crate) rest_of_union: [i64; 25],
+    pub(crate) reserved2: i64,
+}
+
+/// `CU_GRAPH_NODE_TYPE_CONDITIONAL` and `CUgraphConditionalNodeType`'s if and while (cuda.h).
+pub(crate) const CU_GRAPH_NODE_TYPE_CONDITIONAL: c_uint = 13;
+pub(crate) const CU_GRAPH_COND_TYPE_IF: c_uint = 0;
+pub(crate) const CU_GRAPH_COND_TYPE_WHILE: c_uint = 1;
+
+const _: () = assert!(std::mem::size_of::<ConditionalNodeParams>() == 256);
+const _: () = assert!(
+    std::mem::size_of::<ConditionalNodeParams>() == std::mem::size_of::<cudarc::driver::sys::CUgraphNodeParams>()
+);
+
+impl ConditionalApi {
+    /// # Safety
+    /// `lib` is the NVIDIA driver library.
+    pub(crate) unsafe fn load(lib: &Library) -> Option<Self> {
+        // SAFETY: our caller vouches that `lib` is the driver; the signatures are cuda.h's.
+        unsafe {
+            Some(ConditionalApi {
+                cuGraphConditionalHandleCreate: *lib.get(b"cuGraphConditionalHandleCreate\0").ok()?,
+                cuGraphAddNode: *lib.get(b"cuGraphAddNode\0").ok()?,
+            })
+        }
+    }
+}

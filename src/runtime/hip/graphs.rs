@@ -1,6 +1,7 @@
 //! Stream capture and graphs through the HIP runtime.
 
 use super::*;
+use crate::runtime::{GraphNode, GraphNodeHandle};
 
 impl Graphs for HipBackend {
     fn stream_begin_capture(&self, s: StreamHandle) -> Result<()> {
@@ -21,6 +22,31 @@ impl Graphs for HipBackend {
         // SAFETY: a live stream, valid out-pointer.
         check(unsafe { hipStreamIsCapturing(stream(Some(s)), &mut status) })?;
         Ok(status != 0)
+    }
+
+    // Graphs built node by node: hipGraph's node calls take the runtime API's kernel handles and
+    // structs laid out unlike CUDA's, which no AMD device here could check, so they are refused
+    // plainly rather than guessed; stream capture covers the same work on HIP.
+    fn graph_create(&self) -> Result<GraphHandle> {
+        Err(self.unsupported("building a graph node by node (use stream capture)"))
+    }
+
+    unsafe fn graph_add_node(
+        &self,
+        _graph: GraphHandle,
+        _dependencies: &[GraphNodeHandle],
+        _node: &GraphNode<'_>,
+    ) -> Result<GraphNodeHandle> {
+        Err(self.unsupported("building a graph node by node (use stream capture)"))
+    }
+
+    unsafe fn graph_exec_update_node(
+        &self,
+        _exec: GraphExecHandle,
+        _node: GraphNodeHandle,
+        _update: &GraphNode<'_>,
+    ) -> Result<()> {
+        Err(self.unsupported("updating a graph's nodes"))
     }
 
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle> {

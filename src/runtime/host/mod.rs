@@ -27,6 +27,7 @@ use super::{
     FunctionAttribute, FunctionHandle, GraphExecHandle, GraphHandle, KernelArgs, LaunchConfig, MemsetValue,
     ModuleHandle,
 };
+use graphs::HostGraph;
 use module::{HostFunction, HostLibrary, HostOp};
 
 // What a GPU reports for the same capture faults.
@@ -69,8 +70,9 @@ struct State {
     module_functions: HashMap<usize, HashMap<String, usize>>,
     /// stream id -> the work recorded since begin_capture
     capturing: HashMap<usize, Vec<HostOp>>,
-    graphs: HashMap<usize, Arc<Vec<HostOp>>>,
-    graph_execs: HashMap<usize, Arc<Vec<HostOp>>>,
+    graphs: HashMap<usize, HostGraph>,
+    /// An update copies the instance's nodes if a replay still holds them (`Arc::make_mut`).
+    graph_execs: HashMap<usize, Arc<HostGraph>>,
     /// Page-locked (host_alloc) and registered host memory: device code may address it,
     /// as CUDA's unified addressing lets it; start -> bytes.
     mapped: BTreeMap<u64, usize>,

@@ -562,6 +562,7 @@ impl HostFunction {
 }
 
 /// One piece of work a captured stream recorded; a graph replays them in order.
+#[derive(Clone)]
 pub(super) enum HostOp {
     /// `uses`: the allocations (start, bytes) that pointer-sized arguments pointed into when a
     /// graph captured the launch; a replay refuses to run once one of them is gone.
