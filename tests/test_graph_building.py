@@ -6,7 +6,11 @@ conditional nodes for while/if)."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -290,3 +294,44 @@ def test_burgers_device_loop_matches_the_plain_loop() -> None:
         results.append(solver.final())
     assert np.array_equal(results[0], results[1])
     assert round(float(results[1][10]), 7) == 0.0733873
+
+
+def test_ctrl_c_stops_a_host_while_loop_that_never_ends(backend: str) -> None:
+    # A flag nothing clears: on a GPU the loop would spin on the device; on the host the replay
+    # runs in the calling thread, and Ctrl-C must end it (between turns: the body is a memset).
+    if backend != "host":
+        pytest.skip("on a GPU a launch returns at once; test_reliability covers Ctrl-C during a GPU wait")
+    code = """
+        import sys, numpy as np, pygpu
+        from pygpu import gpuarray
+        flag = gpuarray.to_gpu(np.array([1], np.int32))
+        scratch = gpuarray.zeros(4, np.int32)
+        body = pygpu.Graph()
+        body.add_memset_node(scratch, 0, 16)
+        loop = pygpu.Graph()
+        loop.add_while_node(body, flag)
+        runnable = loop.instantiate()
+        print("ready", flush=True)
+        try:
+            runnable.launch()
+        except KeyboardInterrupt:
+            flag.fill(np.int32(0))
+            runnable.launch()  # still usable: with its flag cleared the loop ends at once
+            print("interrupted", flush=True)
+            sys.exit(3)
+        print("not interrupted", flush=True)
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the graph's loop did not stop after Ctrl-C")
+    assert proc.returncode == 3 and "interrupted" in out, (out, err[-2000:])

@@ -248,7 +248,7 @@ def test_plot_draws_one_row_per_stream_and_range_thread() -> None:
     figure = p.plot()
     [ax] = figure.axes
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert f"stream {s.handle}" in labels and f"thread {threading.get_native_id()}" in labels
+    assert f"stream 0x{s.handle:x}" in labels and f"thread {threading.get_native_id()}" in labels
     assert len(labels) == len({(a_.kind == "range", a_.stream) for a_ in p.activities})
 
 

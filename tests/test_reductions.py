@@ -78,10 +78,11 @@ def test_dot_and_vdot_match_numpy(dtype: str) -> None:
     wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
     scale = float(np.abs(a.astype(wide) * b.astype(wide)).sum())
     if dtype == "float16":
+        # Accumulated in float32, returned as numpy's float16.
         want32 = np.dot(a.astype(np.float32), b.astype(np.float32))
         got = gpuarray.dot(ga, gb)
-        assert got.dtype == np.float32
-        np.testing.assert_allclose(got.get(), want32, rtol=1e-5)
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(float(got.get()), float(want32.astype(np.float16)), rtol=1e-3)
         return
     assert_close(gpuarray.dot(ga, gb), np.dot(a, b), n, scale)
     assert_close(gpuarray.vdot(ga, gb), np.vdot(a, b), n, scale)
@@ -194,6 +195,21 @@ def test_dot_of_mixed_dtypes_uses_the_common_type() -> None:
     got = gpuarray.dot(a, b)
     assert got.dtype == np.float64 and got.get() == 285.0
     assert gpuarray.dot(a, b, dtype=np.float32).dtype == np.float32
+
+
+def test_float16_dot_is_float16_as_numpys() -> None:
+    # Computed in float32 (no float16 kernel), returned in numpy's (and PyCUDA's) result type.
+    h = np.linspace(-2, 2, 300).astype(np.float16)
+    g = gpuarray.to_gpu(h)
+    idx = gpuarray.to_gpu(np.arange(0, 300, 3, dtype=np.int32))
+    for got, want in [
+        (gpuarray.dot(g, g), np.dot(h, h)),
+        (gpuarray.vdot(g, g), np.vdot(h, h)),
+        (gpuarray.subset_dot(idx, g, g), np.dot(h[::3], h[::3])),
+    ]:
+        assert got.dtype == want.dtype == np.float16
+        np.testing.assert_allclose(float(got.get()), float(want), rtol=2e-3)
+    assert gpuarray.dot(g, g, dtype=np.float32).dtype == np.float32
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.uint32, np.int64, np.uint64])

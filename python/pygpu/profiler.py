@@ -224,7 +224,7 @@ class Profile:
                 }
             )
         for (is_range, stream), tid in rows.items():
-            name = f"ranges, thread {stream}" if is_range else f"stream {stream}"
+            name = f"ranges, {_row_name(is_range, stream)}" if is_range else _row_name(is_range, stream)
             events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}})
         events.append(
             {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": f"pygpu ({_pygpu.backend()})"}}
@@ -260,7 +260,7 @@ class Profile:
                 if spans:
                     ax.broken_barh(spans, (y - 0.4, 0.8), color=colours[kind], label=kind, linewidth=0)
         ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([f"thread {s}" if is_range else f"stream {s}" for is_range, s in rows])
+        ax.set_yticklabels([_row_name(is_range, s) for is_range, s in rows])
         ax.set_xlabel("µs from the first activity")
         handles, labels = ax.get_legend_handles_labels()
         unique = dict(zip(labels, handles))
@@ -317,3 +317,11 @@ def _time(ns: float) -> str:
         if ns >= scale:
             return f"{ns / scale:.3g} {unit}"
     return f"{ns:.3g} ns"
+
+
+def _row_name(is_range: bool, row: int) -> str:
+    """A timeline row's name: ranges by the thread that opened them, work by its stream's handle
+    (in hex, as debuggers and CUDA's tools show handles; 0 is the default stream)."""
+    if is_range:
+        return f"thread {row}"
+    return "default stream" if row == 0 else f"stream 0x{row:x}"

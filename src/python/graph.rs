@@ -15,10 +15,10 @@ use pyo3::types::{PyDict, PyTuple};
 use super::event::CudaEvent;
 use super::int_args::int_in_range;
 use super::memory::{byte_count, device_address};
-use super::module::{shared_bytes, Function};
+use super::module::{run_on_host_thread, shared_bytes, Function};
 use super::stream::{stream_handle, CudaStream};
 use crate::runtime::graph::Node;
-use crate::runtime::{self, ConditionalKind, Context, DevicePtr, Error, LaunchConfig};
+use crate::runtime::{self, BackendKind, ConditionalKind, Context, DevicePtr, Error, LaunchConfig};
 
 /// Python objects a graph's nodes use, each under its node (None: all of a capture's).
 type Kept = Vec<(Option<usize>, Py<PyAny>)>;
@@ -389,10 +389,17 @@ impl GraphExec {
         traverse(&self.kept, &visit)
     }
 
-    /// Replays the graph on `stream` (None: the default stream).
+    /// Replays the graph on `stream` (None: the default stream). On the host backend the replay
+    /// runs here, and Ctrl-C stops it.
     #[pyo3(signature = (stream = None))]
-    fn launch(&self, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
-        Ok(self.exec.launch(stream_handle(stream)?)?)
+    fn launch(&self, py: Python<'_>, stream: Option<&Bound<'_, CudaStream>>) -> PyResult<()> {
+        let stream = stream_handle(stream)?;
+        let replay = || self.exec.launch(stream);
+        match self.exec.kind() {
+            BackendKind::Host => run_on_host_thread(py, replay)??,
+            _ => replay()?,
+        }
+        Ok(())
     }
 
     /// New arguments for a kernel node (of the graph this instance was made from) from the next

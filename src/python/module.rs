@@ -256,36 +256,7 @@ impl Function {
             // SAFETY: the launch contract above.
             None => unsafe { f.launch_on(config, StreamHandle::DEFAULT, args) },
         };
-        let result = if f.context().kind() == BackendKind::Host {
-            // Host kernels run on this thread and may run long: let other threads run, and
-            // between blocks run Python's signal handlers, so that Ctrl-C stops the launch.
-            let interrupt: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
-            let check = || {
-                Python::attach(|py| match py.check_signals() {
-                    Ok(()) => false,
-                    Err(e) => {
-                        *interrupt.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        true
-                    }
-                })
-            };
-            // Ctrl-C may also stop a kernel mid-block where Python's SIGINT handler is its default
-            // one, which raises (asked once per process).
-            runtime::offer_sigint_hook(|| {
-                let default = || -> PyResult<bool> {
-                    let signal = py.import("signal")?;
-                    Ok(signal.getattr("getsignal")?.call1((2,))?.is(&signal.getattr("default_int_handler")?))
-                };
-                default().unwrap_or(false)
-            });
-            let result = py.detach(|| runtime::run_interruptible(&check, launch));
-            if let Some(e) = interrupt.into_inner().unwrap_or_else(|p| p.into_inner()) {
-                return Err(e);
-            }
-            result
-        } else {
-            launch()
-        };
+        let result = if f.context().kind() == BackendKind::Host { run_on_host_thread(py, launch)? } else { launch() };
         Ok(result.map_err(|e| self.launch_error(e, config))?)
     }
 
@@ -583,6 +554,40 @@ fn texref_removed(call: &str) -> PyErr {
 }
 
 /// `shared=`'s bytes of dynamic shared memory, or an OverflowError giving the range.
+/// Runs work of the host backend whose kernels run on this thread (a launch, a graph's
+/// replay), which may run long: without the GIL, so that other threads run, and with Python's
+/// signal handlers run between blocks (and between a graph's loop turns), so that Ctrl-C stops
+/// it; the outer error is then the handler's (KeyboardInterrupt), the inner one the work's.
+pub(super) fn run_on_host_thread<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> runtime::Result<T> + Send,
+) -> PyResult<runtime::Result<T>> {
+    let interrupt: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let check = || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *interrupt.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                true
+            }
+        })
+    };
+    // Ctrl-C may also stop a kernel mid-block where Python's SIGINT handler is its default
+    // one, which raises (asked once per process).
+    runtime::offer_sigint_hook(|| {
+        let default = || -> PyResult<bool> {
+            let signal = py.import("signal")?;
+            Ok(signal.getattr("getsignal")?.call1((2,))?.is(&signal.getattr("default_int_handler")?))
+        };
+        default().unwrap_or(false)
+    });
+    let result = py.detach(|| runtime::run_interruptible(&check, work));
+    match interrupt.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(result),
+    }
+}
+
 pub(super) fn shared_bytes(bytes: &Bound<'_, PyAny>) -> PyResult<u32> {
     int_in_range::<u32>(bytes, || "shared= (bytes of dynamic shared memory)".to_string())
 }

@@ -428,6 +428,11 @@ impl GraphExec {
         self.parts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The backend this instance runs on.
+    pub fn kind(&self) -> super::BackendKind {
+        self.ctx.kind()
+    }
+
     /// Replays the graph on `stream`, unless an allocation one of its nodes uses was freed.
     pub fn launch(&self, stream: StreamHandle) -> Result<()> {
         let backend = self.ctx.backend();

@@ -285,12 +285,15 @@ def subset_sum(subset: A, a: A, dtype: Any = None, stream: Any = None, allocator
     return _reduce("sum", _name(a.dtype), _result(want, allocator, a), want, a, None, subset, stream, allocator)
 
 
-def _dot_operands(a: A, b: A, dtype: Any, stream: Any, what: str) -> tuple[A, A, np.dtype]:
+def _dot_operands(a: A, b: A, dtype: Any, stream: Any, what: str) -> tuple[A, A, np.dtype, np.dtype]:
+    """(a, b) as the kernel takes them, the type it computes in, and the result's type (numpy's:
+    float16 operands give float16, computed in float32)."""
     a = _check_array(a, f"{what}'s first argument")
     b = _check_array(b, f"{what}'s second argument")
     if a.size != b.size or (a.shape != b.shape and a.ndim > 1 and b.ndim > 1):
         raise ValueError(f"{what}: the operands have shapes {a.shape} and {b.shape}; they need the same size")
     want = np.result_type(a.dtype, b.dtype) if dtype is None else np.dtype(dtype)
+    result_dtype = want
     if _name(want) not in _DOT_TYPES:
         if want == np.float16:
             want = np.dtype(np.float32)
@@ -303,7 +306,7 @@ def _dot_operands(a: A, b: A, dtype: Any, stream: Any, what: str) -> tuple[A, A,
         a = a.astype(want, stream=stream)
     if b.dtype != want:
         b = b.astype(want, stream=stream)
-    return a, b, want
+    return a, b, want, result_dtype
 
 
 def _flat(a: A) -> A:
@@ -315,31 +318,28 @@ def _flat(a: A) -> A:
 
 def dot(a: A, b: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """The sum of a * b over all elements, as a 0-d GPUArray of the operands' common type."""
-    asked = None if dtype is None else np.dtype(dtype)
-    a, b, want = _dot_operands(a, b, dtype, stream, "dot")
+    a, b, want, result_dtype = _dot_operands(a, b, dtype, stream, "dot")
     result = _reduce("dot", _name(want), _result(want, allocator, a), want, a, b, None, stream, allocator)
-    return result if asked != np.float16 else result.astype(np.float16, stream=stream)
+    return result if result_dtype == want else result.astype(result_dtype, stream=stream)
 
 
 def vdot(a: A, b: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """As ``dot``, with ``a`` conjugated (numpy.vdot)."""
-    asked = None if dtype is None else np.dtype(dtype)
-    a, b, want = _dot_operands(a, b, dtype, stream, "vdot")
+    a, b, want, result_dtype = _dot_operands(a, b, dtype, stream, "vdot")
     result = _reduce(
         "dot", _name(want), _result(want, allocator, a), want, a, b, None, stream, allocator, conj=want.kind == "c"
     )
-    return result if asked != np.float16 else result.astype(np.float16, stream=stream)
+    return result if result_dtype == want else result.astype(result_dtype, stream=stream)
 
 
 def subset_dot(subset: A, a: A, b: A, dtype: Any = None, stream: Any = None, allocator: Any = None) -> A:
     """``dot`` over the elements ``subset`` names (flat C-order indices into a and b); indices
     checked as :func:`subset_sum`'s."""
     subset = _check_array(subset, "subset_dot's subset")
-    asked = None if dtype is None else np.dtype(dtype)
-    a, b, want = _dot_operands(a, b, dtype, stream, "subset_dot")
+    a, b, want, result_dtype = _dot_operands(a, b, dtype, stream, "subset_dot")
     _check_indices(subset, a)
     result = _reduce("dot", _name(want), _result(want, allocator, a), want, a, b, subset, stream, allocator)
-    return result if asked != np.float16 else result.astype(np.float16, stream=stream)
+    return result if result_dtype == want else result.astype(result_dtype, stream=stream)
 
 
 def _check_indices(subset: A, a: A) -> None:

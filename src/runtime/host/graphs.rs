@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::runtime::backend::{ConditionalKind, GraphNode};
+use crate::runtime::error::CUDA_ERROR_LAUNCH_FAILURE;
 use crate::runtime::GraphNodeHandle;
 
 #[derive(Clone, Default)]
@@ -82,6 +83,15 @@ impl HostBackend {
                         unsafe { self.run_graph(body, stream) }?;
                         if *kind == ConditionalKind::If {
                             break;
+                        }
+                        // Between turns too (a body of copies alone launches no kernel that would
+                        // look): a loop whose flag is never cleared stops on Ctrl-C.
+                        if module::should_interrupt() {
+                            return Err(Error::detailed(
+                                CUDA_ERROR_LAUNCH_FAILURE,
+                                BackendKind::Host,
+                                "the graph's while loop was interrupted",
+                            ));
                         }
                     }
                 }

@@ -124,7 +124,7 @@ pub fn offer_sigint_hook(raises: impl FnOnce() -> bool) {
     }
 }
 
-fn should_interrupt() -> bool {
+pub(super) fn should_interrupt() -> bool {
     INTERRUPT_CHECK
         .try_with(|c| match c.get() {
             // SAFETY: set by `run_interruptible`, whose `check` outlives the pointer's presence here.
