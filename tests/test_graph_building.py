@@ -228,6 +228,10 @@ def test_repeat_counts_on_the_device_at_every_launch(add: pygpu.Function, count:
     assert (x.get() == 2 * (count + 0.5)).all()
     with pytest.raises(ValueError, match="count must be"):
         pygpu.graphs.repeat(g, body, -1)
+    with pytest.raises(TypeError):
+        pygpu.graphs.repeat(g, body, 2.5)
+    with pytest.raises(TypeError, match="body must be a pygpu.Graph"):
+        pygpu.graphs.repeat(g, add, 2)
 
 
 def test_a_time_loop_whose_kernel_decides_when_to_stop() -> None:

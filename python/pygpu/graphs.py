@@ -28,6 +28,7 @@ Example (host backend)::
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import Any
 
@@ -45,7 +46,10 @@ def repeat(
     """Adds to ``graph`` a node that runs a copy of ``body`` ``count`` times (0: never), counted
     on the device: every launch of the graph starts the count again. Returns the loop's node
     (the last of the three it adds: the counter's reset, the while node after it)."""
-    count = int(count)
+    for name, value in (("graph", graph), ("body", body)):
+        if not isinstance(value, _pygpu.Graph):
+            raise TypeError(f"repeat's {name} must be a pygpu.Graph, not {type(value).__name__}")
+    count = operator.index(count)  # a float count is a TypeError, not a truncated loop
     if not 0 <= count < 2**31:
         raise ValueError(f"count must be 0 to 2**31 - 1 turns, not {count}")
     countdown = load_kernels("graph_loops").get_function("graph_countdown")
