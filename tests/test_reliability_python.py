@@ -68,6 +68,32 @@ def test_elementwise_range_outside_the_arrays_raises(fill_one: ElementwiseKernel
     np.testing.assert_array_equal(x.get(), want)
 
 
+@pytest.mark.parametrize("bad", [5, "x", np.float64(1.0)], ids=["int", "str", "float"])
+def test_a_stream_argument_that_is_no_stream_says_what_it_takes(bad: Any) -> None:
+    g = ga.zeros(4, np.float32)  # a write pending on the default stream: stream= is looked at
+    calls = [
+        lambda: g.set_async(np.ones(4, np.float32), stream=bad),
+        lambda: g.fill(1.0, stream=bad),
+        lambda: g.get(stream=bad),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match=r"stream= takes a pygpu.driver.Stream \(cudaStream_t\) or None"):
+            call()
+        g = ga.zeros(4, np.float32)
+    assert (g.get() == 0).all()
+
+
+def test_like_functions_take_array_likes_as_numpy() -> None:
+    for like, np_like in [(ga.zeros_like, np.zeros_like), (ga.ones_like, np.ones_like)]:
+        for other in ([1, 2, 3], 2.5, [[1.0, 2.0]]):
+            got, want = like(other), np_like(other)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert (got.get() == want).all()
+    assert ga.empty_like(np.zeros((2, 3), np.int16)).dtype == np.int16
+    with pytest.raises(TypeError, match="unsupported dtype object"):
+        ga.zeros_like(object())
+
+
 def test_take_checks_indices_as_numpy() -> None:
     a = np.arange(5.0)
     g = ga.to_gpu(a)

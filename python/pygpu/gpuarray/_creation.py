@@ -96,6 +96,8 @@ def ones(shape: Any, dtype: Any = np.float64, allocator: Any = None, order: str 
 
 
 def _like(other: Any, dtype: Any, order: str, allocator: Any = None) -> GPUArray:
+    if not (hasattr(other, "shape") and hasattr(other, "dtype")):
+        other = np.asarray(other)  # array_like, as numpy's *_like take (a list, a scalar)
     shape = tuple(other.shape)
     dt = check_dtype(other.dtype if dtype is None else dtype)
     alloc = allocator if allocator is not None else getattr(other, "allocator", None)

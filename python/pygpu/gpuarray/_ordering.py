@@ -21,7 +21,20 @@ from pygpu._pygpu import (
 )
 from pygpu.errors import InvalidHandleError
 
-__all__ = ["StreamOrder"]
+__all__ = ["StreamOrder", "is_capturing"]
+
+
+def is_capturing(stream: Any) -> bool:
+    """Whether ``stream`` (a ``cudaStream_t``; None: the default stream) records into a graph;
+    any other object is a TypeError that says what a stream argument takes."""
+    if stream is None:
+        return False
+    try:
+        return bool(stream.is_capturing)
+    except AttributeError:
+        raise TypeError(
+            f"stream= takes a pygpu.driver.Stream (cudaStream_t) or None, not {type(stream).__name__}"
+        ) from None
 
 
 class StreamOrder:
@@ -47,7 +60,7 @@ class StreamOrder:
                 device_synchronize()
             self.pending = False
             return
-        if stream.is_capturing:
+        if is_capturing(stream):
             # Work outside a capture cannot be waited for inside it: recording on the legacy
             # stream is refused (906), an event of another stream makes an isolation error (905).
             # A graph launched on a blocking stream waits for the legacy stream's work anyway;

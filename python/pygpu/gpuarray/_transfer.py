@@ -29,6 +29,7 @@ import pygpu.gpuarray._elementwise as _elementwise
 import pygpu.gpuarray._storage as _storage
 from pygpu.gpuarray._dtypes import check_dtype
 from pygpu.gpuarray._layout import extent, is_dense, offsets, trailing_block
+from pygpu.gpuarray._ordering import is_capturing
 from pygpu.gpuarray._storage import ArrayFields
 
 __all__ = ["TransferMixin", "copy_into", "fill_bytes", "host_buffer", "memcpy_discontig"]
@@ -160,7 +161,7 @@ class TransferMixin(ArrayFields):
                 f"convert it first with ary.astype({dtype.name!r})"
             )
         self._order.before(stream)
-        if self.size and stream is not None and stream.is_capturing:
+        if self.size and is_capturing(stream):
             self._set_captured(ary, stream)
         elif self.size:
             flags = self._flags or self.flags
@@ -251,7 +252,7 @@ class TransferMixin(ArrayFields):
             # Misaligned views (a reinterpreted byte offset) cannot take the kernel's loads; large
             # structs have no copy kernel.
             self._order.before(stream)
-            if stream is not None and stream.is_capturing:
+            if is_capturing(stream):
                 self._set_captured(scalar, stream)
             else:
                 self._set_span(scalar, stream)
