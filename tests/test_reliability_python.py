@@ -94,6 +94,23 @@ def test_like_functions_take_array_likes_as_numpy() -> None:
         ga.zeros_like(object())
 
 
+def test_misused_array_functions_say_what_they_take() -> None:
+    g = ga.to_gpu(np.arange(6, dtype=np.float32))
+    with pytest.raises(TypeError, match="maximum: at least one operand must be a GPUArray, not int and int"):
+        ga.maximum(1, 2)
+    with pytest.raises(TypeError, match="fmod: at least one operand must be a GPUArray"):
+        pygpu.cumath.fmod(1.0, [2])
+    with pytest.raises(TypeError, match="reshape takes a GPUArray, not NoneType"):
+        ga.reshape(None, (2, 3))
+    with pytest.raises(TypeError, match="transpose takes a GPUArray, not list"):
+        ga.transpose([1, 2])
+    with pytest.raises(TypeError, match="conj: out= must be a GPUArray, not int"):
+        g.conj(out=1)
+    with pytest.raises(ValueError, match="0 size dtype"):
+        g.view(np.dtype([]))
+    assert (g.get() == np.arange(6)).all()
+
+
 def test_take_checks_indices_as_numpy() -> None:
     a = np.arange(5.0)
     g = ga.to_gpu(a)

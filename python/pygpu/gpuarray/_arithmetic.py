@@ -48,11 +48,16 @@ def _check_operand(a: ArrayFields, other: Any, what: str) -> bool:
     raise TypeError(f"{what}: unsupported operand type {type(other).__name__} (a GPUArray or a scalar)")
 
 
-def _shaping_operand(x: Any, y: Any) -> ArrayFields:
+def _shaping_operand(x: Any, y: Any, what: str) -> ArrayFields:
     """The array operand whose shape the result has: PyCUDA takes a 0-d array operand as a scalar
     that lives on the device, so ``b0d + a`` has ``a``'s shape."""
     if isinstance(x, ArrayFields) and (x.shape != () or not isinstance(y, ArrayFields)):
         return x
+    if not isinstance(y, ArrayFields):
+        raise TypeError(
+            f"{what}: at least one operand must be a GPUArray, not {type(x).__name__} and {type(y).__name__} "
+            "(numpy computes on scalars and host arrays)"
+        )
     array: ArrayFields = y
     return array
 
@@ -154,8 +159,8 @@ def binary(
                     result = _elementwise.contiguous(fn, result_dtype, x if x_plain else y, (xs, ys), stream)
                     if result is not None:
                         return result
-    a = _shaping_operand(x, y)
     what = ufunc.__name__
+    a = _shaping_operand(x, y, what)
     x_is_array = _check_operand(a, x, what)
     y_is_array = _check_operand(a, y, what)
     owner = _storage.result_owner(x, y)
@@ -424,6 +429,8 @@ class ArithmeticMixin(ArrayFields):
             result_dtype = _elementwise.loop_dtypes(np.conjugate, self)[1]
             if out is None:
                 return self.astype(result_dtype, stream)
+            if not isinstance(out, ArrayFields):
+                raise TypeError(f"conj: out= must be a GPUArray, not {type(out).__name__}")
             out.set(cast_to(self, result_dtype, stream), stream=stream)
             return out  # type: ignore[return-value]
         return unary(np.conjugate, "conj", self, out, stream)

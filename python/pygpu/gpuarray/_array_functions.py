@@ -366,9 +366,16 @@ def multi_take_put(
 
 def transpose(a: GPUArray, axes: Any = None) -> GPUArray:
     """A view with the axes permuted (reversed by default)."""
-    return a.transpose(axes)
+    return _array_arg(a, "transpose").transpose(axes)
 
 
 def reshape(a: GPUArray, shape: Any, order: str = "C") -> GPUArray:
     """``a.reshape(shape, order=order)``."""
-    return a.reshape(shape, order=order)
+    return _array_arg(a, "reshape").reshape(shape, order=order)
+
+
+def _array_arg(a: Any, what: str) -> GPUArray:
+    """``a`` if it is a GPUArray, else a TypeError naming the function."""
+    if not isinstance(a, GPUArray):
+        raise TypeError(f"{what} takes a GPUArray, not {type(a).__name__} (numpy's takes host arrays)")
+    return a

@@ -409,6 +409,8 @@ class GPUArray(TransferMixin, InteropMixin, ArithmeticMixin, ReductionMixin, Lau
             return own_view(self, self._offset, self.shape, self.strides, dt)
         if not self.shape:
             raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+        if new == 0:
+            raise ValueError(f"Changing the dtype to a 0 size dtype ({dt}) is not supported")
         last, last_stride = self.shape[-1], self.strides[-1]
         # An empty array has no elements to misread: numpy takes it whatever its strides.
         if last != 1 and last_stride != old and self.size:
