@@ -96,6 +96,26 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 60
     )
 
 
+def interrupt_python(code: str, after: float, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    """Runs `code` in a fresh interpreter, waits for the line "ready" it prints, sends it SIGINT
+    (Ctrl-C) `after` seconds later and returns what it did; fails the test if it outlives
+    `timeout` seconds after the signal."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(after)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the process did not end after Ctrl-C")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 def receive_from(results: Any, process: Any, timeout: float) -> Any:
     """The answer of another process on queue `results`; fails at once if `process` died first
     (no wait for the timeout)."""

@@ -6,21 +6,19 @@ conditional nodes for while/if)."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
-import textwrap
-import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import pygpu
 import pygpu.graphs
+from conftest import interrupt_python
 from pygpu import gpuarray
 
-BLOCK = {"block": (128, 1, 1), "grid": (2, 1)}
+BLOCK: dict[str, Any] = {"block": (128, 1, 1), "grid": (2, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -325,17 +323,5 @@ def test_ctrl_c_stops_a_host_while_loop_that_never_ends(backend: str) -> None:
             sys.exit(3)
         print("not interrupted", flush=True)
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("the graph's loop did not stop after Ctrl-C")
-    assert proc.returncode == 3 and "interrupted" in out, (out, err[-2000:])
+    result = interrupt_python(code, after=0.5)
+    assert result.returncode == 3 and "interrupted" in result.stdout, (result.stdout, result.stderr[-2000:])

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import signal
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 
@@ -16,7 +12,7 @@ import numpy as np
 import pytest
 
 import pygpu
-from conftest import run_python
+from conftest import interrupt_python, run_python
 
 
 @pytest.fixture(scope="module")
@@ -127,31 +123,16 @@ def test_ctrl_c_during_a_long_synchronize_ends_cleanly(backend: str) -> None:
             sys.exit(3)
         print("not interrupted", flush=True)
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
     # On the host backend the kernel runs inside the launch call; the interrupt then
     # lands when the launch returns, at the latest.
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("the process did not end after Ctrl-C")
+    result = interrupt_python(code, after=1.0, timeout=60)
+    out, err = result.stdout, result.stderr
     assert "not interrupted" not in out
     if backend != "host":
         # On a GPU the wait itself is interrupted, well before the 20 s kernel ends.
-        assert proc.returncode == 3 and "interrupted" in out, (out, err)
+        assert result.returncode == 3 and "interrupted" in out, (out, err)
     else:
-        assert proc.returncode == 3 or (proc.returncode != 0 and "KeyboardInterrupt" in err), (out, err)
+        assert result.returncode == 3 or (result.returncode != 0 and "KeyboardInterrupt" in err), (out, err)
     assert "panic" not in err.lower() and "Segmentation" not in err
 
 
