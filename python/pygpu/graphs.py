@@ -90,7 +90,9 @@ class StepGraph:
     def __init__(self, **parameters: Any) -> None:
         self.graph = _pygpu.Graph()
         self._values = dict(parameters)
-        self._nodes: list[tuple[_pygpu.GraphNode, tuple[Any, ...], dict[str, Any]]] = []
+        # The kernel nodes that take parameters: (node, the parameters' names, func and args,
+        # keyword arguments as given, dependencies left out: an update does not take them).
+        self._nodes: list[tuple[_pygpu.GraphNode, frozenset[str], tuple[Any, ...], dict[str, Any]]] = []
         self._exec: _pygpu.GraphExec | None = None
 
     def __getattr__(self, name: str) -> Parameter:
@@ -115,8 +117,10 @@ class StepGraph:
         node = self.graph.add_kernel_node(
             func, *(self._resolve(a) for a in args), **{k: self._resolve(v) for k, v in kwargs.items()}
         )
-        if any(isinstance(a, Parameter) for a in (*args, *kwargs.values())):
-            self._nodes.append((node, (func, *args), kwargs))
+        names = frozenset(p.name for p in (*args, *kwargs.values()) if isinstance(p, Parameter))
+        if names:
+            update_kwargs = {k: v for k, v in kwargs.items() if k != "dependencies"}
+            self._nodes.append((node, names, (func, *args), update_kwargs))
         return node
 
     def launch(self, stream: _pygpu.cudaStream_t | None = None, **changes: Any) -> None:
@@ -131,9 +135,8 @@ class StepGraph:
         if self._exec is None:
             self._exec = self.graph.instantiate()
         elif changed:
-            for node, (func, *args), kwargs in self._nodes:
-                names = {p.name for p in (*args, *kwargs.values()) if isinstance(p, Parameter)}
+            for node, names, (func, *args), kwargs in self._nodes:
                 if names & changed:
-                    plain = {k: self._resolve(v) for k, v in kwargs.items() if k != "dependencies"}
+                    plain = {k: self._resolve(v) for k, v in kwargs.items()}
                     self._exec.set_kernel_node_params(node, func, *(self._resolve(a) for a in args), **plain)
         self._exec.launch(stream)

@@ -14,6 +14,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use super::event::CudaEvent;
 use super::int_args::int_in_range;
+use super::kernel_args::dims;
 use super::memory::{byte_count, device_address};
 use super::module::{run_on_host_thread, shared_bytes, Function};
 use super::stream::{stream_handle, CudaStream};
@@ -55,16 +56,13 @@ fn dependency_nodes(dependencies: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Nod
     Ok(nodes)
 }
 
-/// A kernel call's packed arguments and launch shape, refusing In/Out/InOut (they stage
+/// A kernel call's arguments packed as a launch packs them, refusing In/Out/InOut (they stage
 /// through host memory around each call, which a graph's replay does not do).
-fn kernel_call(
+fn node_arguments(
     function: &Function,
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
-    grid: &Bound<'_, PyAny>,
-    block: &Bound<'_, PyAny>,
-    shared: u32,
-) -> PyResult<(runtime::KernelArgs, LaunchConfig)> {
+) -> PyResult<runtime::KernelArgs> {
     let (packed, handlers) = function.pack_call(args, kwargs)?;
     if !handlers.is_empty() {
         return Err(PyValueError::new_err(
@@ -72,7 +70,7 @@ fn kernel_call(
              device arrays (to_gpu, and get() after the launch) to a kernel node",
         ));
     }
-    Ok((packed, function.config(grid, block, shared)?))
+    Ok(packed)
 }
 
 /// A copy node's (dst, src, bytes): device addresses, `nbytes` defaulting to the smaller
@@ -177,9 +175,9 @@ impl Graph {
     ) -> PyResult<GraphNode> {
         let function = func.get();
         let one = pyo3::types::PyInt::new(py, 1);
-        let (packed, config) = kernel_call(function, args, kwargs, grid.unwrap_or(one.as_any()), block, shared)?;
+        let packed = node_arguments(function, args, kwargs)?;
+        let config = function.config(grid.unwrap_or(one.as_any()), block, shared)?;
         let deps = dependency_nodes(dependencies)?;
-        let deps: Vec<&Node> = deps.iter().collect();
         // SAFETY: the arguments were packed (and checked where the kernel's parameters are known)
         // as a launch packs them; the graph keeps the objects they came from alive (below).
         let node = unsafe { self.graph.add_kernel(&deps, function.runtime_function()?, &config, &packed) }?;
@@ -201,7 +199,6 @@ impl Graph {
     ) -> PyResult<GraphNode> {
         let (to, from, bytes) = copy_range(dst, src, nbytes)?;
         let deps = dependency_nodes(dependencies)?;
-        let deps: Vec<&Node> = deps.iter().collect();
         // SAFETY: the graph keeps dst and src alive; a plain int address is the caller's to keep.
         let node = unsafe { self.graph.add_copy(&deps, to, from, bytes) }?;
         Ok(self.added(node, [dst.clone().unbind(), src.clone().unbind()]))
@@ -219,7 +216,6 @@ impl Graph {
     ) -> PyResult<GraphNode> {
         let (to, value, element_size, count) = memset_range(dst, value, count, element_size)?;
         let deps = dependency_nodes(dependencies)?;
-        let deps: Vec<&Node> = deps.iter().collect();
         // SAFETY: the graph keeps dst alive; a plain int address is the caller's to keep.
         let node = unsafe { self.graph.add_memset(&deps, to, value, element_size, count) }?;
         Ok(self.added(node, [dst.clone().unbind()]))
@@ -253,7 +249,6 @@ impl Graph {
         dependencies: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<GraphNode> {
         let deps = dependency_nodes(dependencies)?;
-        let deps: Vec<&Node> = deps.iter().collect();
         let node = self.graph.add_child(&deps, &child.get().graph)?;
         Ok(self.added(node, [child.clone().into_any().unbind()]))
     }
@@ -262,7 +257,6 @@ impl Graph {
     #[pyo3(signature = (dependencies = None))]
     fn add_empty_node(&self, dependencies: Option<&Bound<'_, PyAny>>) -> PyResult<GraphNode> {
         let deps = dependency_nodes(dependencies)?;
-        let deps: Vec<&Node> = deps.iter().collect();
         Ok(self.added(self.graph.add_empty(&deps)?, []))
     }
 
@@ -317,7 +311,6 @@ impl Graph {
         record: bool,
     ) -> PyResult<GraphNode> {
         let deps = dependency_nodes(dependencies)?;
-        let deps: Vec<&Node> = deps.iter().collect();
         let node = self.graph.add_event(&deps, &*event.get().event()?, record)?;
         Ok(self.added(node, [event.clone().into_any().unbind()]))
     }
@@ -336,7 +329,6 @@ impl Graph {
             ));
         }
         let deps = dependency_nodes(dependencies)?;
-        let deps: Vec<&Node> = deps.iter().collect();
         // SAFETY: the graph keeps the flag's object alive; a plain int address is the caller's to keep.
         let node = unsafe { self.graph.add_conditional(&deps, kind, address, &body.get().graph) }?;
         Ok(self.added(node, [body.clone().into_any().unbind(), flag.clone().unbind()]))
@@ -422,22 +414,12 @@ impl GraphExec {
         let Some(added) = node.kernel_config() else {
             return Err(Error::InvalidArgument(format!("the node is a {} node, not a kernel node", node.kind())).into());
         };
-        let (packed, mut config) = {
-            let py = func.py();
-            let shape = |d: [u32; 3]| PyTuple::new(py, d);
-            let block = match block {
-                Some(b) => b.clone(),
-                None => shape(added.block)?.into_any(),
-            };
-            let grid = match grid {
-                Some(g) => g.clone(),
-                None => shape(added.grid)?.into_any(),
-            };
-            kernel_call(function, args, kwargs, &grid, &block, added.shared_bytes)?
+        let packed = node_arguments(function, args, kwargs)?;
+        let config = LaunchConfig {
+            grid: grid.map(|g| dims(g, "grid")).transpose()?.unwrap_or(added.grid),
+            block: block.map(|b| dims(b, "block")).transpose()?.unwrap_or(added.block),
+            shared_bytes: shared.map(shared_bytes).transpose()?.unwrap_or(added.shared_bytes),
         };
-        if let Some(shared) = shared {
-            config.shared_bytes = shared_bytes(shared)?;
-        }
         // SAFETY: packed and checked as add_kernel_node packs; the objects are kept (below).
         unsafe { self.exec.set_kernel(node, function.runtime_function()?, &config, &packed) }?;
         let mut objects = vec![func.clone().into_any().unbind(), args.clone().into_any().unbind()];

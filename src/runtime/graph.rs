@@ -15,8 +15,8 @@ use super::module::Module;
 use super::owned::Owned;
 use super::stream::Stream;
 use super::{
-    ConditionalKind, DevicePtr, Error, Event, Function, FunctionHandle, GraphExecHandle, GraphHandle, GraphNode,
-    GraphNodeHandle, KernelArgs, LaunchConfig, Result, StreamHandle,
+    Backend, ConditionalKind, DevicePtr, Error, Event, Function, FunctionHandle, GraphExecHandle, GraphHandle,
+    GraphNode, GraphNodeHandle, KernelArgs, LaunchConfig, Result, StreamHandle,
 };
 
 /// What a stream's capture has recorded; kept in the `Stream`.
@@ -104,6 +104,20 @@ pub struct AllocationUse {
 /// an update replaces that node's.
 type Uses = Vec<(Option<GraphNodeHandle>, AllocationUse)>;
 
+/// The allocations that `addresses` point into (0 and repeats skipped), noted for `node`.
+fn allocation_uses(backend: &dyn Backend, node: Option<GraphNodeHandle>, addresses: &[DevicePtr]) -> Uses {
+    let mut uses: Uses = Vec::new();
+    for &address in addresses {
+        if address == 0 || uses.iter().any(|(_, u)| u.address == address) {
+            continue;
+        }
+        if let Some(identity) = backend.allocation_identity(address) {
+            uses.push((node, AllocationUse { address, identity }));
+        }
+    }
+    uses
+}
+
 /// What a graph keeps beside its handle.
 #[derive(Clone, Default)]
 struct GraphParts {
@@ -189,7 +203,7 @@ impl Graph {
     }
 
     /// The handles of `dependencies`, which must be nodes of this graph.
-    fn dependency_handles(&self, dependencies: &[&Node]) -> Result<Vec<GraphNodeHandle>> {
+    fn dependency_handles(&self, dependencies: &[Node]) -> Result<Vec<GraphNodeHandle>> {
         dependencies
             .iter()
             .map(|d| match d.graph == self.id {
@@ -202,28 +216,13 @@ impl Graph {
             .collect()
     }
 
-    /// The allocations that `addresses` point into, noted for `node`.
-    fn uses_of(&self, node: Option<GraphNodeHandle>, addresses: impl Iterator<Item = DevicePtr>) -> Uses {
-        let backend = self.ctx.backend();
-        let mut uses: Uses = Vec::new();
-        for address in addresses {
-            if address == 0 || uses.iter().any(|(_, u)| u.address == address) {
-                continue;
-            }
-            if let Some(identity) = backend.allocation_identity(address) {
-                uses.push((node, AllocationUse { address, identity }));
-            }
-        }
-        uses
-    }
-
     /// Adds `node` after `dependencies`; `modules`/`uses`: what it keeps loaded and uses.
     ///
     /// # Safety
     /// As `Graphs::graph_add_node`'s.
     unsafe fn add(
         &self,
-        dependencies: &[&Node],
+        dependencies: &[Node],
         node: &GraphNode<'_>,
         kind: NodeKind,
         modules: &[Arc<Module>],
@@ -241,14 +240,13 @@ impl Graph {
                 parts.modules.push(module.clone());
             }
         }
-        let uses = self.uses_of(Some(handle), addresses.iter().copied());
-        parts.uses.extend(uses);
+        parts.uses.extend(allocation_uses(self.ctx.backend(), Some(handle), addresses));
         parts.uses.extend(inherited.into_iter().map(|(_, u)| (Some(handle), u)));
         Ok(Node { graph: self.id, handle, kind })
     }
 
     /// A node that does nothing (joins its dependencies).
-    pub fn add_empty(&self, dependencies: &[&Node]) -> Result<Node> {
+    pub fn add_empty(&self, dependencies: &[Node]) -> Result<Node> {
         // SAFETY: an empty node uses nothing.
         unsafe { self.add(dependencies, &GraphNode::Empty, NodeKind::Other("empty"), &[], &[], Vec::new()) }
     }
@@ -260,7 +258,7 @@ impl Graph {
     /// instances (as for `Function::launch`, for every replay).
     pub unsafe fn add_kernel(
         &self,
-        dependencies: &[&Node],
+        dependencies: &[Node],
         function: &Function,
         config: &LaunchConfig,
         args: &KernelArgs,
@@ -285,13 +283,7 @@ impl Graph {
     ///
     /// # Safety
     /// Both ranges stay valid while the graph's instances may run.
-    pub unsafe fn add_copy(
-        &self,
-        dependencies: &[&Node],
-        dst: DevicePtr,
-        src: DevicePtr,
-        bytes: usize,
-    ) -> Result<Node> {
+    pub unsafe fn add_copy(&self, dependencies: &[Node], dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<Node> {
         // SAFETY: forwarded from the caller.
         unsafe {
             self.add(dependencies, &GraphNode::Copy { dst, src, bytes }, NodeKind::Copy, &[], &[dst, src], Vec::new())
@@ -304,7 +296,7 @@ impl Graph {
     /// The range stays valid while the graph's instances may run.
     pub unsafe fn add_memset(
         &self,
-        dependencies: &[&Node],
+        dependencies: &[Node],
         dst: DevicePtr,
         value: u32,
         element_size: usize,
@@ -317,7 +309,7 @@ impl Graph {
 
     /// Records `event` (`record == true`) or waits for it; the caller keeps the event alive
     /// while the graph's instances may run.
-    pub fn add_event(&self, dependencies: &[&Node], event: &Event, record: bool) -> Result<Node> {
+    pub fn add_event(&self, dependencies: &[Node], event: &Event, record: bool) -> Result<Node> {
         let (node, kind) = match record {
             true => (GraphNode::EventRecord(event.handle()), "event record"),
             false => (GraphNode::EventWait(event.handle()), "event wait"),
@@ -327,7 +319,7 @@ impl Graph {
     }
 
     /// A copy of `child`'s nodes, run as one node.
-    pub fn add_child(&self, dependencies: &[&Node], child: &Graph) -> Result<Node> {
+    pub fn add_child(&self, dependencies: &[Node], child: &Graph) -> Result<Node> {
         self.check_same_context(&child.ctx)?;
         let (modules, uses) = child.kept();
         // SAFETY: the child's nodes were checked when they were added to it.
@@ -350,7 +342,7 @@ impl Graph {
     /// `flag` stays valid while the graph's instances may run.
     pub unsafe fn add_conditional(
         &self,
-        dependencies: &[&Node],
+        dependencies: &[Node],
         kind: ConditionalKind,
         flag: DevicePtr,
         body: &Graph,
@@ -479,12 +471,7 @@ impl GraphExec {
         // SAFETY: forwarded from the caller.
         unsafe { self.ctx.backend().graph_exec_update_node(self.owned.get(), node.handle, update) }?;
         parts.uses.retain(|(n, _)| *n != Some(node.handle));
-        let backend = self.ctx.backend();
-        for &address in addresses.iter().filter(|&&a| a != 0) {
-            if let Some(identity) = backend.allocation_identity(address) {
-                parts.uses.push((Some(node.handle), AllocationUse { address, identity }));
-            }
-        }
+        parts.uses.extend(allocation_uses(self.ctx.backend(), Some(node.handle), addresses));
         Ok(())
     }
 
