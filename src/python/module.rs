@@ -553,7 +553,6 @@ fn texref_removed(call: &str) -> PyErr {
     ))
 }
 
-/// `shared=`'s bytes of dynamic shared memory, or an OverflowError giving the range.
 /// Runs work of the host backend whose kernels run on this thread (a launch, a graph's
 /// replay), which may run long: without the GIL, so that other threads run, and with Python's
 /// signal handlers run between blocks (and between a graph's loop turns), so that Ctrl-C stops
@@ -588,6 +587,7 @@ pub(super) fn run_on_host_thread<T: Send>(
     }
 }
 
+/// `shared=`'s bytes of dynamic shared memory, or an OverflowError giving the range.
 pub(super) fn shared_bytes(bytes: &Bound<'_, PyAny>) -> PyResult<u32> {
     int_in_range::<u32>(bytes, || "shared= (bytes of dynamic shared memory)".to_string())
 }
