@@ -18,7 +18,7 @@ import numpy as np
 import pygpu
 import pygpu.gpuarray as ga
 from pygpu.compiler import SourceModule
-from pygpu.gpuarray import _bundled
+from pygpu.gpuarray import _bundled, _reductions
 
 from array_bench import event_seconds  # this folder: CUDA events around back-to-back calls
 
@@ -109,22 +109,30 @@ def main() -> int:
     out["copy_GBps"] = copy_bw / 1e9
     times: dict[str, float] = {}
     times["pygpu a.sum()"] = event_seconds(lambda: a.sum(), REPS)
-    stage1 = _bundled.function("reduce", "reduce_sum_float32_float32", "PPPqPPii")
-    stage2 = _bundled.function("reduce", "reduce_sum_float32_float32", "PPPqPPii")
+    stage1 = _bundled.function("reduce", "reduce_sum_float32_float32", _reductions._SIGNATURE)
+    stage2 = stage1
     grid, block = _bundled.reduction_launch(N)
     out["bundled grid"] = grid
     part = ga.empty((grid,), np.float32)
     res = ga.empty((), np.float32)
 
     def bundled_stage1() -> None:
-        stage1.prepared_async_call((grid, 1), (block, 1, 1), None, part.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0)
+        stage1.prepared_async_call((grid, 1), (block, 1, 1), None, part.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0, 0, 0)
 
     def bundled_stage2() -> None:
-        stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, part.ptr, part.ptr, grid, 0, 0, 0, 0)
+        stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, part.ptr, part.ptr, grid, 0, 0, 0, 0, 0, 0)
 
     times["bundled stage 1"] = event_seconds(bundled_stage1, REPS)
     times["bundled stage 2"] = event_seconds(bundled_stage2, REPS)
     times["bundled both, no Python between"] = event_seconds(lambda: (bundled_stage1(), bundled_stage2()), REPS)
+    scratch = _reductions._scratch(None)
+
+    def bundled_one_pass() -> None:
+        stage1.prepared_async_call(
+            (grid, 1), (block, 1, 1), None, res.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0, scratch + 16, scratch
+        )
+
+    times["bundled one pass"] = event_seconds(bundled_one_pass, REPS)
 
     def with_events() -> None:
         bundled_stage1()
@@ -134,8 +142,8 @@ def main() -> int:
 
     def with_new_partials() -> None:
         fresh = ga.empty((grid,), np.float32)
-        stage1.prepared_async_call((grid, 1), (block, 1, 1), None, fresh.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0)
-        stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, fresh.ptr, fresh.ptr, grid, 0, 0, 0, 0)
+        stage1.prepared_async_call((grid, 1), (block, 1, 1), None, fresh.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0, 0, 0)
+        stage2.prepared_async_call((1, 1), (block, 1, 1), None, res.ptr, fresh.ptr, fresh.ptr, grid, 0, 0, 0, 0, 0, 0)
 
     times["bundled both + 2 event records"] = event_seconds(with_events, REPS)
     times["bundled both, partials allocated per call"] = event_seconds(with_new_partials, REPS)

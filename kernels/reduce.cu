@@ -1,13 +1,16 @@
 // Reductions for pygpu.gpuarray: sum, dot/vdot, min, max, any, all, and their subset_ forms.
 //
-// Two stages, each one kernel launch of the same kernel family:
-//   stage 1: `grid` blocks; every thread folds its share of the terms serially, then the block
-//            folds its threads' values (warp shuffles on CUDA, a tree in shared memory on the
-//            other backends); thread 0 writes the block's value to partial[blockIdx.x];
-//   stage 2: one block folds the partials (the `_same` kernel of the accumulator type) into the
-//            0-d result.
-// With one block, stage 1 writes the result directly. The Python side (pygpu.gpuarray's
-// reductions module) picks the grid and launches; see kernels/README.md for the kernel list.
+// One launch or two, of the same kernel family. Every block folds its share: each thread folds
+// its terms serially, then the block folds its threads' values (warp shuffles on CUDA, a tree in
+// shared memory on the other backends). Then either
+//   one pass (`ticket` given): thread 0 writes the block's value to partials[blockIdx.x] and
+//            takes a ticket; the block that takes the last one folds the partials into the 0-d
+//            result and sets the ticket counter back to 0 for the next launch;
+//   two stages (no ticket): thread 0 writes the block's value to out[blockIdx.x], and a second
+//            launch of one block (the `_same` kernel of the accumulator type) folds them.
+// With one block, the block writes the result directly. The Python side (pygpu.gpuarray's
+// reductions module) picks the grid and the form, and launches; see kernels/README.md for the
+// kernel list.
 //
 // A thread's share differs by backend, the result only by rounding. On a GPU it is a grid-stride
 // slice (neighbouring threads read neighbouring elements: coalesced), with 16-byte loads and
@@ -18,7 +21,7 @@
 // numpy's pairwise sum).
 //
 // Every kernel takes the same parameters:
-//   out      Acc*: partials (stage 1 of several blocks) or the 0-d result
+//   out      Acc*: the 0-d result, or the partials (the first of two stages)
 //   a, b     the operands (b only read by dot/vdot; pass a again otherwise)
 //   n        the number of terms
 //   layout   NULL when a (and b) are contiguous; else int64 [ndim, dims[ndim], a_strides[ndim],
@@ -26,6 +29,10 @@
 //   subset   NULL, or the term indices (subset_dot/min/max: term i reads element subset[i])
 //   subset_kind  the subset's element type: 0 int32, 1 uint32, 2 int64, 3 uint64
 //   conj     1: vdot, conjugate a's terms (complex types only)
+//   partials Acc[gridDim.x]: where one pass leaves the blocks' values (NULL for two stages)
+//   ticket   NULL for two stages; for one pass, an unsigned int that is 0 at the launch (and
+//            is 0 again after it). Launches that share partials and ticket must be ordered (one
+//            stream): the Python side keeps one pair per stream.
 #include "pygpu_parts.h"
 #include "pygpu_types.h"
 #include "pygpu_vector_math.h"
@@ -156,6 +163,29 @@ __device__ __forceinline__ void strided_offsets(const long long* layout, long lo
   }
   *oa = a;
   *ob = b;
+}
+
+// An unsigned type of kBytes (1, 2 or 4) bytes.
+template <int kBytes> struct Word {
+  typedef unsigned char type;
+};
+template <> struct Word<2> {
+  typedef unsigned short type;
+};
+template <> struct Word<4> {
+  typedef unsigned int type;
+};
+
+// A value other blocks wrote in this launch, read past this multiprocessor's L1 cache (which is
+// not coherent with the others'): as volatile words of the widest size that divides it.
+template <typename A> __device__ __forceinline__ A load_uncached(const A* p) {
+  typedef typename Word<sizeof(A) % 4 == 0 ? 4 : (sizeof(A) % 2 == 0 ? 2 : 1)>::type W;
+  W words[sizeof(A) / sizeof(W)];
+  const volatile W* q = reinterpret_cast<const volatile W*>(p);
+  for (unsigned int k = 0; k < sizeof(A) / sizeof(W); ++k) words[k] = q[k];
+  A v;
+  pygpu::copy_bytes(&v, words, sizeof(A));
+  return v;
 }
 
 // Folds the block's per-thread values into one (returned on thread 0): a tree in shared memory.
@@ -350,7 +380,8 @@ __device__ __forceinline__ A fold_run_widest(const U* a, const U* b, long long l
 
 template <typename U, typename A, typename F, typename Term>
 __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, long long n, const long long* layout,
-                                             const void* subset, int subset_kind, int conj) {
+                                             const void* subset, int subset_kind, int conj, A* partials,
+                                             unsigned int* ticket) {
   A acc = F::neutral();
 #if defined(PYGPU_DEVICE_BUILD)
   if (!layout && !subset) {
@@ -390,7 +421,26 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
   }
 #endif
   acc = block_fold<A, F>(acc);
-  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+  if (!ticket) {
+    if (threadIdx.x == 0) out[blockIdx.x] = acc;
+    return;
+  }
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = acc;
+    __threadfence();  // the partial reaches every block before the ticket that announces it
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();  // also ends block_fold's use of shared memory before the second fold's
+  if (!last) return;
+  __threadfence();
+  A v = F::neutral();
+  for (unsigned int i = threadIdx.x; i < gridDim.x; i += blockDim.x) v = F::fold(v, load_uncached(partials + i));
+  v = block_fold<A, F>(v);
+  if (threadIdx.x == 0) {
+    out[0] = v;
+    *ticket = 0;
+  }
 }
 
 }  // namespace pygpu_reduce
@@ -398,7 +448,7 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
 // The common parameter list of every reduction kernel (see the top of this file).
 #define PYGPU_REDUCE_PARAMS(U, A)                                                                      \
   A* out, const U* a, const U* b, long long n, const long long* layout, const void* subset, int subset_kind, \
-      int conj
+      int conj, A* partials, unsigned int* ticket
 
 // NAME: kernel name; U: element type; A: accumulator/result type; F: fold; TERM: term template.
 // PART: the key of the module it goes into when the source is built in parts (pygpu_parts.h,
@@ -407,7 +457,7 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
   PYGPU_PART_KEEP(PART)(                                                                              \
       PYGPU_KERNEL void __launch_bounds__(PYGPU_REDUCE_BLOCK) NAME(PYGPU_REDUCE_PARAMS(U, A)) {     \
         pygpu_reduce::reduce_stage<U, A, F, pygpu_reduce::TERM<U, A>>(out, a, b, n, layout, subset, subset_kind, \
-                                                                      conj);                          \
+                                                                      conj, partials, ticket);        \
       } PYGPU_EXPORT(NAME))
 
 #define PYGPU_SUM(NAME, PART, U, A) PYGPU_REDUCE_KERNEL(NAME, PART, U, A, pygpu_reduce::Sum<A>, Value)

@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|multi|scaling|clients|drop-in|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|reduce-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|multi|scaling|clients|drop-in|all]   # default: all
 #          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -159,6 +159,20 @@ if [ "$what" = arrays-ab ]; then
     done
     tail -n 80 "$out/arrays-ab.log"
 fi
+if [ "$what" = reduce-ab ]; then
+    # Issue 30's one-pass reductions: the reductions' tests on this wheel, then what a reduction
+    # costs (bench/reduction_host_cost.py, CuPy beside) with this wheel and BASELINE_WHEEL's in
+    # alternating processes, twice.
+    install_baseline || { echo "gpu_run: reduce-ab needs BASELINE_WHEEL" >&2; exit 2; }
+    python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_reductions.py 2>&1 | tail -n 3 | tee "$out/reduce-tests.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    for round in 1 2; do
+        for entry in "new=$site" "baseline=$baseline_site"; do
+            echo "== ${entry%%=*} (round $round)" | tee -a "$out/reduce-ab.log"
+            PYTHONPATH="${entry#*=}" python3 bench/reduction_host_cost.py 2>&1 | tee -a "$out/reduce-ab.log"
+        done
+    done
+fi
 if [ "$what" = launch-ab ]; then
     # Issue 16's launch-bound figures, this wheel against BASELINE_WHEEL in alternating processes:
     # bench/launch_args.py (the demo's prepared call and its parts), then bench/burgers.py at the
@@ -225,6 +239,7 @@ if [ "$what" = graphs ]; then
     (cd /tmp && python3 "$OLDPWD/demos/burger/burger.py" --device-loop --snapshot-every 0 --no-progress --out /tmp/device-loop) \
         2>&1 | tee "$out/device-loop-demo.txt"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    python3 bench/graph_shapes.py 2>&1 | tee "$out/graph-shapes.txt"
     timeout 300 python3 bench/burgers.py --no-analysis --sizes 256 --reps 10 --rounds 5 --json "$out/burgers-graphs.json" \
         2>&1 | grep -E "nosnap|error|Error" | tee "$out/burgers-graphs.txt"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1

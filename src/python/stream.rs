@@ -22,6 +22,17 @@ pub struct CudaStream {
     /// Objects the work captured so far uses (staging buffers, temporaries): the graph made by
     /// `end_capture` takes them, since a graph keeps only addresses.
     kept: std::sync::Mutex<Vec<Py<PyAny>>>,
+    /// Device memory that work on this stream reuses from call to call (pygpu.gpuarray's
+    /// one-pass reductions keep their blocks' values and ticket counter there), set by the
+    /// Python side on first use. Work queued on the stream may still use it when the stream
+    /// goes, so it is released only once that work is done (`release_scratch`).
+    scratch: std::sync::Mutex<Option<Py<PyAny>>>,
+}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        self.release_scratch();
+    }
 }
 
 impl CudaStream {
@@ -37,7 +48,19 @@ impl CudaStream {
 
     /// Destroys the stream now (pending work still completes); idempotent.
     fn destroy(&self) -> runtime::Result<()> {
+        self.release_scratch();
         self.stream.release_with(Stream::close)
+    }
+
+    /// Lets the scratch memory go, after the work queued on the stream (which may use it) is
+    /// done: waiting, where there is a scratch, is the price of never freeing memory in use.
+    /// A failed wait (a fault has ended the context's work) leaves it to go with the object.
+    fn release_scratch(&self) {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if scratch.is_some() && matches!(self.stream.with(|s| s.synchronize()), Ok(Ok(()))) {
+            // Dropped with or without the GIL: PyO3 defers the decrement until it is held.
+            scratch.take();
+        }
     }
 
     pub fn device(&self) -> i32 {
@@ -89,7 +112,19 @@ impl CudaStream {
             device,
             flags,
             kept: Default::default(),
+            scratch: Default::default(),
         })
+    }
+
+    /// See the field `scratch` (pygpu.gpuarray's reductions; not a public API).
+    #[getter(_scratch)]
+    fn scratch_object(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.scratch.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|o| o.clone_ref(py))
+    }
+
+    #[setter(_scratch)]
+    fn set_scratch_object(&self, value: Py<PyAny>) {
+        *self.scratch.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
     }
 
     /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.
@@ -159,6 +194,11 @@ impl CudaStream {
         // try_lock: the GC must never block; a list being changed is visited next time.
         if let Ok(kept) = self.kept.try_lock() {
             for obj in kept.iter() {
+                visit.call(obj)?;
+            }
+        }
+        if let Ok(scratch) = self.scratch.try_lock() {
+            if let Some(obj) = scratch.as_ref() {
                 visit.call(obj)?;
             }
         }

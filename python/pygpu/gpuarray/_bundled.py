@@ -203,9 +203,7 @@ def layout_buffer(shape: tuple[int, ...], *strides: tuple[int, ...]) -> Any:
 
 
 # Up to this many terms one block folds a reduction alone (on a GPU its threads striding over
-# several terms each), as PyCUDA's reductions do up to 2,048: one launch instead of two, and no
-# partials array, so a small reduction calls a user's allocator once, for its result, as
-# PyCUDA's does.
+# several terms each), as PyCUDA's reductions do up to 2,048: no blocks' values to fold after.
 _ONE_BLOCK_TERMS = 2048
 # Terms per block of a reduction on the host: below this, handing blocks to another core costs
 # more than it saves (measured in bench/array_bench.py --host).
@@ -222,9 +220,8 @@ def host_launch_shape() -> tuple[int, int]:
 
 
 def reduction_launch(n: int) -> tuple[int, int]:
-    """(grid, block) of the first stage of a reduction over ``n`` terms (kernels/reduce.cu; a
-    grid of one block writes the result itself, up to _ONE_BLOCK_TERMS on every backend, so that
-    the allocator calls are PyCUDA's everywhere). On a GPU, blocks of BLOCK threads (the tree in
+    """(grid, block) of a reduction over ``n`` terms (kernels/reduce.cu; one block up to
+    _ONE_BLOCK_TERMS on every backend, as PyCUDA's). On a GPU, blocks of BLOCK threads (the tree in
     shared memory needs a power of two up to PYGPU_REDUCE_BLOCK). On the host,
     ``host_launch_shape``'s blocks, each folding one contiguous run."""
     if not _reduction_shape:

@@ -1,13 +1,14 @@
 """Reductions of GPUArrays, as pycuda.gpuarray has them: ``sum``, ``dot``, ``vdot``, ``min``,
 ``max``, ``subset_dot``, ``subset_min``, ``subset_max``, ``any``, ``all``.
 
-Each returns a 0-d GPUArray computed on the device by the bundled kernels/reduce.cu, in one
-launch up to 2,048 terms, else two (blocks fold in shared memory as a tree, one block folds the
-blocks' values; ``_bundled.reduction_launch`` picks the grid), ordered on ``stream`` like
-pygpu's copies. Non-contiguous operands are read in place
-through their strides. Result types follow numpy: ``sum`` of bool and integers accumulates in
-(u)int64 (PyCUDA keeps the input type; pass ``dtype=`` for that), ``dot`` uses the operands'
-common type; ``min``/``max`` propagate NaN as numpy's do, and raise on an empty array.
+Each returns a 0-d GPUArray computed on the device by the bundled kernels/reduce.cu in one
+launch (``_bundled.reduction_launch`` picks the grid): one block up to 2,048 terms; else many,
+the last of which to finish folds the blocks' values, kept in a small buffer of the stream's
+(two launches instead while the stream captures a graph), ordered on ``stream`` like pygpu's
+copies. Non-contiguous operands are read in place through their strides. Result types follow
+numpy: ``sum`` of bool and integers accumulates in (u)int64 (PyCUDA keeps the input type; pass
+``dtype=`` for that), ``dot`` uses the operands' common type; ``min``/``max`` propagate NaN as
+numpy's do, and raise on an empty array.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ import numpy as np
 
 import pygpu.gpuarray._bundled as _bundled
 import pygpu.gpuarray._storage as _storage
+from pygpu._driver.devices import current_device
+from pygpu._pygpu import memset_d32
 from pygpu.gpuarray._layout import extent, is_dense
+from pygpu.gpuarray._ordering import is_capturing
 
 from pygpu.gpuarray._storage import ArrayFields
 
@@ -69,8 +73,43 @@ class ReductionMixin(ArrayFields):
 
 
 _SOURCE = "reduce"
-# out, a, b, n, layout, subset, subset_kind, conj
-_SIGNATURE = "PPPqPPii"
+# out, a, b, n, layout, subset, subset_kind, conj, partials, ticket
+_SIGNATURE = "PPPqPPiiPP"
+# A one-pass reduction's scratch: the ticket counter (an unsigned int, then padding), then room
+# for the blocks' values, MAX_GRID of the widest accumulator (complex128).
+_TICKET_BYTES = 16
+_SCRATCH_WORDS = (_TICKET_BYTES + _bundled.MAX_GRID * 16) // 4
+# device -> the scratch of its legacy default stream (which lives as long as the process).
+_default_stream_scratch: dict[int, Any] = {}
+
+
+def _scratch(stream: Any) -> int:
+    """The device address of ``stream``'s one-pass scratch (made on first use, its ticket 0),
+    or 0 while the stream captures: a graph may replay on any stream, beside this one's work.
+    Launches of one stream are ordered, so they can share it; each stream has its own."""
+    if stream is None:
+        device = current_device()
+        scratch = _default_stream_scratch.get(device)
+        if scratch is None:
+            scratch = _default_stream_scratch[device] = _new_scratch(None)
+        return scratch.ptr  # type: ignore[no-any-return]
+    if is_capturing(stream):
+        return 0
+    try:
+        scratch = stream._scratch
+        if scratch is None:
+            # Kept by the stream, which waits for its work before letting the scratch go.
+            scratch = stream._scratch = _new_scratch(stream)
+    except AttributeError:  # a stream-like object of another kind: two launches
+        return 0
+    return scratch.ptr  # type: ignore[no-any-return]
+
+
+def _new_scratch(stream: Any) -> Any:
+    scratch = _storage.new_c((_SCRATCH_WORDS,), np.dtype(np.uint32))
+    memset_d32(scratch.ptr, 0, _SCRATCH_WORDS, stream)  # on the stream: before its first use
+    return scratch
+
 
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _FLOATS = ("float32", "float64")
@@ -157,7 +196,7 @@ def _reduce(
     allocator: Any,
     conj: bool = False,
 ) -> A:
-    """Stage 1 (many blocks) and stage 2 (one block) of reduction `op` into 0-d `result`."""
+    """Reduction `op` into 0-d `result`: one launch (two while `stream` captures a graph)."""
     operands = [a] if b is None else [a, b]
     if b is not None or subset is not None:
         _check_same_device(*operands, *([subset] if subset is not None else []))
@@ -208,15 +247,17 @@ def _reduce(
         name = f"reduce_{op}_{kernel_type}"
     stage1 = _bundled.function(_SOURCE, name, _SIGNATURE)
     grid, block = _bundled.reduction_launch(n)
-    target: ArrayFields = result
-    if grid > 1:
-        target = _storage.new_c((grid,), acc, allocator if allocator is not None else a.allocator)
-        keep.append(target)
     args = (n, layout if layout is not None else 0, subset_ptr, subset_kind, int(conj))
-    # One hold after both stages (same stream): one event per reduction, not one per launch.
+    scratch = _scratch(stream) if grid > 1 else 0
+    # One hold after the launches (same stream): one event per reduction at most.
     try:
-        _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args)
-        if grid > 1:
+        if grid == 1 or scratch:
+            ticket, partials = scratch, scratch + _TICKET_BYTES if scratch else 0
+            _bundled.launch(stage1, grid, block, stream, result.ptr, a_ptr, b_ptr, *args, partials, ticket)
+        else:
+            target = _storage.new_c((grid,), acc, allocator if allocator is not None else a.allocator)
+            keep.append(target)
+            _bundled.launch(stage1, grid, block, stream, target.ptr, a_ptr, b_ptr, *args, 0, 0)
             if op in ("sum", "dot"):
                 second = f"reduce_sum_{_name(acc)}_{_name(acc)}"
             elif op in ("any", "all"):
@@ -224,7 +265,7 @@ def _reduce(
             else:
                 second = f"reduce_{op}_{_name(acc)}"
             stage2 = _bundled.function(_SOURCE, second, _SIGNATURE)
-            _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0)
+            _bundled.launch(stage2, 1, block, stream, result.ptr, target.ptr, target.ptr, grid, 0, 0, 0, 0, 0, 0)
     finally:
         _bundled.hold(stream, tuple(keep))
     _bundled.written_on(stream, result)
