@@ -58,6 +58,7 @@ def test_free_and_drop_give_the_block_back() -> None:
     assert (pool.held_blocks, pool.managed_bytes) == (0, 0)
 
 
+@pytest.mark.device_free_memory
 def test_memory_stays_flat_over_100k_cycles() -> None:
     pool = tools.DeviceMemoryPool()
     pool.allocate(MiB).free()
@@ -69,6 +70,7 @@ def test_memory_stays_flat_over_100k_cycles() -> None:
     assert (pool.held_blocks, pool.active_blocks, pool.managed_bytes) == (1, 0, pool.alloc_size(pool.bin_number(MiB)))
 
 
+@pytest.mark.device_free_memory
 def test_stop_holding_frees_what_is_held_and_what_comes_back() -> None:
     pool = tools.DeviceMemoryPool()
     free_at_start = pygpu.mem_get_info()[0]

@@ -148,6 +148,7 @@ def test_free_ends_use_but_arrays_stay_valid(scale: Any) -> None:
     assert a.tolist() == [1, 2, 3, 4]
 
 
+@pytest.mark.device_free_memory
 @pytest.mark.skipif(pygpu.backend() != "host", reason="the host backend counts managed memory exactly")
 def test_memory_is_released_with_the_last_array() -> None:
     gc.collect()

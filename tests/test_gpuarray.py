@@ -246,6 +246,7 @@ def test_views_share_memory():
     np.testing.assert_array_equal(v.get(), [1, 1, 1])
 
 
+@pytest.mark.device_free_memory
 def test_view_keeps_allocation_alive():
     nbytes = 64 << 20
     pygpu.get_default_memory_pool().free_all_blocks()

@@ -6,6 +6,7 @@ import gc
 import resource
 
 import numpy as np
+import pytest
 
 import pygpu
 from conftest import run_python
@@ -15,6 +16,7 @@ def rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+@pytest.mark.device_free_memory
 def test_memory_is_released_with_the_last_reference() -> None:
     free_before = pygpu.mem_get_info()[0]
     block = pygpu.mem_alloc(64 << 20)
@@ -23,6 +25,7 @@ def test_memory_is_released_with_the_last_reference() -> None:
     assert pygpu.mem_get_info()[0] >= free_before - (2 << 20)
 
 
+@pytest.mark.device_free_memory
 def test_100k_allocate_free_cycles_keep_memory_flat() -> None:
     gc.collect()
     for _ in range(1000):  # warm up allocator caches
@@ -39,6 +42,7 @@ def test_100k_allocate_free_cycles_keep_memory_flat() -> None:
     assert rss_kib() - rss_before < 16 * 1024
 
 
+@pytest.mark.device_free_memory
 def test_stream_event_and_array_cycles_do_not_leak_handles() -> None:
     pygpu.cudaGetLastError()  # what earlier tests left; the assertion below is about this loop
     free_before = pygpu.mem_get_info()[0]

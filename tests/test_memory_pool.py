@@ -185,6 +185,7 @@ def test_the_environment_switch_turns_the_pool_off() -> None:
     assert enabled == "True" and int(used) == 8000 and int(total) >= 8000
 
 
+@pytest.mark.device_free_memory
 @pytest.mark.gpu
 def test_the_device_pool_keeps_freed_memory_until_free_all_blocks(pool: pygpu.MemoryPool) -> None:
     nbytes = 256 * MiB

@@ -244,6 +244,7 @@ def test_kernel_fault_surfaces_as_a_cuda_error() -> None:
     assert "after: 700" in result.stdout
 
 
+@pytest.mark.device_free_memory
 def test_free_during_a_running_host_kernel_waits_for_it(backend: str) -> None:
     """free() on one thread while a kernel on another writes the memory: the memory stays
     mapped until the kernel ends (a GPU's cudaFree waits likewise), then it is released."""
