@@ -13,9 +13,8 @@ repetitions after one warm-up, pygpu's and C++'s alternating in --rounds rounds,
 fresh process for both (the ratio is the median of the rounds' ratios, so that a host whose speed
 drifts, or a process that lands on a slow core, affects both alike). Sizes: NX = 256 (the seeds' 258 values), 2^16, 2^20, 2^24, 2^26;
 modes plain (one launch per step, plus a device-to-device snapshot copy per step where the
-snapshot matrix fits), graph (batches of steps replayed as CUDA graphs) and, without snapshots,
-device (the whole run as one graph launch with a device-side loop, `--device-loop`), measured
-against C++'s graph loop.
+snapshot matrix fits), graph (batches of steps replayed as CUDA graphs) and device (the whole run
+as one graph launch with a device-side loop, `--device-loop`), measured against C++'s graph loop.
 """
 
 from __future__ import annotations
@@ -151,7 +150,7 @@ def loops(configs: list[Config], reps: int, rounds: int, cpp: Path | None, backe
     per_round = max(1, -(-reps // rounds))
     for nx, steps, snaps in configs:
         for snapshots in snaps:
-            for mode in ("plain", "graph") if snapshots else ("plain", "graph", "device"):
+            for mode in ("plain", "graph", "device"):
                 py_seconds: list[float] = []
                 cpp_seconds: list[float] = []
                 ratios = []

@@ -68,6 +68,7 @@ def test_burgers_loop_figures_come_from_fresh_processes(tmp_path: Path) -> None:
     assert [(r["snapshots"], r["mode"]) for r in loops] == [
         (True, "plain"),
         (True, "graph"),
+        (True, "device"),
         (False, "plain"),
         (False, "graph"),
         (False, "device"),

@@ -232,6 +232,37 @@ def test_repeat_counts_on_the_device_at_every_launch(add: pygpu.Function, count:
         pygpu.graphs.repeat(g, add, 2)
 
 
+def test_repeat_copies_each_turns_output_into_its_own_row(add: pygpu.Function) -> None:
+    x = gpuarray.zeros(256, np.float64)
+    rows = gpuarray.zeros((5, 256), np.float64)
+    odd = pygpu.mem_alloc(5 * 3)  # 3-byte copies: the byte-wise path of the copy kernel
+    body = pygpu.Graph()
+    body.add_kernel_node(add, x, x.size, 1.0, **BLOCK)
+    g = pygpu.Graph()
+    pygpu.graphs.repeat(g, body, 5, turn_copies=[(rows, x, x.nbytes), (odd, int(x.ptr) + 5, 3)])
+    runnable = g.instantiate()
+    for launch in range(2):  # each launch counts its turns from 0 again
+        x.fill(0)
+        runnable.launch()
+        assert (rows.get() == np.arange(1.0, 6.0)[:, None]).all()
+    got = np.empty(15, np.uint8)
+    pygpu.memcpy_dtoh(got, odd)
+    want = np.concatenate([np.arange(1.0, 6.0)[k : k + 1].repeat(256).view(np.uint8)[5:8] for k in range(5)])
+    assert (got == want).all()
+    with pytest.raises(ValueError, match="dst holds 10240 bytes; 12288 are needed"):
+        pygpu.graphs.repeat(g, body, 6, turn_copies=[(rows, x, x.nbytes)])
+    with pytest.raises(ValueError, match="src holds 2048 bytes"):
+        pygpu.graphs.repeat(g, body, 1, turn_copies=[(rows, x, 4096)])
+    with pytest.raises(ValueError, match="must be contiguous"):
+        pygpu.graphs.repeat(g, body, 5, turn_copies=[(rows[:, ::2], x, 8)])
+    with pytest.raises(ValueError, match="must be positive"):
+        pygpu.graphs.repeat(g, body, 5, turn_copies=[(rows, x, 0)])
+    with pytest.raises(TypeError, match="triples"):
+        pygpu.graphs.repeat(g, body, 5, turn_copies=[(rows, x)])
+    with pytest.raises(TypeError, match="src must be a DeviceAllocation"):
+        pygpu.graphs.repeat(g, body, 5, turn_copies=[(rows, "x", 8)])
+
+
 def test_a_time_loop_whose_kernel_decides_when_to_stop() -> None:
     # The issue's `while t < T: step()`: the step kernel itself writes the loop's flag.
     source = """
@@ -296,6 +327,28 @@ def test_burgers_device_loop_matches_the_plain_loop() -> None:
         results.append(solver.final())
     assert np.array_equal(results[0], results[1])
     assert round(float(results[1][10]), 7) == 0.0733873
+
+
+@pytest.mark.parametrize("every", [1, 7])
+def test_burgers_device_loop_keeps_the_plain_loops_snapshots(every: int) -> None:
+    # Turns stage their snapshot rows; the loop copies turn k's rows into row block k (an index
+    # read on the device); the steps and rows left over after the turns follow as plain nodes.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "demos" / "burger"))
+    import burger
+
+    problem = burger.Problem(t_final=0.45)  # 451 steps: two turns and steps left over, every=7 too
+    runs = []
+    for device_loop in (False, True):
+        solver = burger.Solver(problem, every, device_loop=device_loop)
+        solver.run()
+        solver.run()  # a second launch overwrites the same rows
+        rows = np.empty((solver.rows, solver.n_total))
+        pygpu.memcpy_dtoh(rows, solver.snapshots)
+        runs.append((solver.rows_done, rows, solver.final()))
+    (plain_rows, plain, plain_final), (loop_rows, loop, loop_final) = runs
+    assert loop_rows == plain_rows == problem.steps()[0] // every
+    assert np.array_equal(loop, plain)
+    assert np.array_equal(loop_final, plain_final)
 
 
 def test_ctrl_c_stops_a_host_while_loop_that_never_ends(backend: str) -> None:

@@ -9,7 +9,7 @@ analysis.py looks at that matrix in place (CuPy on CUDA, numpy on the host backe
 
     python demos/burger/burger.py                       # the seeds' run: NX = 256, t < 2.0
     python demos/burger/burger.py --graph               # replay batches of steps as CUDA graphs
-    python demos/burger/burger.py --device-loop --snapshot-every 0   # the whole time loop, one graph launch
+    python demos/burger/burger.py --device-loop         # the whole time loop, one graph launch
     python demos/burger/burger.py --nx 1048576 --dt 6e-11 --t-final 6e-8 --snapshot-every 10 --hdf5 run.h5
 
 The scheme is explicit: it needs nu dt / h^2 <= 1/2 (h = 2 pi / NX), so dt shrinks with NX^2 (the
@@ -45,7 +45,7 @@ KERNELS = {
 }
 BLOCK = 256
 DEFAULT_GRAPH_BATCH = 200
-# Steps per turn of --device-loop's device-side loop (even: each turn ends back in buffer a).
+# Steps per turn of --device-loop's device-side loop, laid out as a graph batch (graph_layout).
 DEVICE_LOOP_TURN = 200
 # Device memory left over for the analysis (CuPy's SVD workspace) when checking that snapshots fit.
 ANALYSIS_HEADROOM = 0.10
@@ -241,8 +241,6 @@ class Solver:
         self.graph = graph
         self.graph_batch = graph_batch
         self.device_loop = device_loop
-        if device_loop and snapshot_every:
-            raise ValueError("the device loop keeps no snapshots: use snapshot_every=0 (--snapshot-every 0)")
         self.steps, self.t_end = problem.steps()
         self.n_total = problem.n_total
         self.row_bytes = self.n_total * 8
@@ -262,7 +260,7 @@ class Solver:
         self.setup_seconds = 0.0
         self.loop_seconds = 0.0
         self._graph: tuple[Any, Any, int, int] | None = None
-        self._device_graph: tuple[Any, Any] | None = None
+        self._device_graph: tuple[Any, Any, int] | None = None
 
     @property
     def snapshots_ptr(self) -> int:
@@ -350,10 +348,14 @@ class Solver:
 
     # -- the device loop ---------------------------------------------------------------------------
 
-    def _build_device_loop(self) -> tuple[Any, Any]:
-        """The whole run as one graph: a device-side loop (pygpu.graphs.repeat) of turns of
-        DEVICE_LOOP_TURN steps (even, so each turn starts from buffer a), then the steps left
-        over. Returns (graph exec, the buffer that holds the result)."""
+    def _build_device_loop(self) -> tuple[Any, Any, int]:
+        """The whole run as one graph: a device-side loop (pygpu.graphs.repeat) of turns of about
+        DEVICE_LOOP_TURN steps, then the steps left over. Without snapshots a turn has an even
+        number of steps, so each starts from buffer a. With them a turn is laid out as a graph
+        batch is (graph_layout): its snapshot steps write straight into the staging rows, which
+        the loop copies into row block k of the snapshot matrix after turn k, and the next turn
+        starts from the last staged row. Returns (graph exec, the buffer that holds the result,
+        the snapshot rows written)."""
         import pygpu.graphs
 
         pygpu = self.pygpu
@@ -361,24 +363,48 @@ class Solver:
         n = np.int32(self.n_total)
         c1, c2 = np.float64(c1), np.float64(c2)
         shape = {"block": self.block, "grid": self.grid}
+        every, row_bytes = self.every, self.row_bytes
 
-        def steps(graph: Any, count: int, src: Any, after: list[Any]) -> Any:
-            for _ in range(count):
-                dst = self.b if src is self.a else self.a
-                after = [graph.add_kernel_node(self.kernel, src, dst, n, c1, c2, dependencies=after, **shape)]
-                src = dst
-            return src, after
+        def step(graph: Any, src: Any, dst: Any, after: list[Any]) -> list[Any]:
+            return [graph.add_kernel_node(self.kernel, src, dst, n, c1, c2, dependencies=after, **shape)]
 
-        per_turn = min(DEVICE_LOOP_TURN, self.steps - self.steps % 2)
-        turns = self.steps // per_turn if per_turn else 0
         whole = pygpu.Graph()
         after: list[Any] = []
+        src: Any = self.a
+        stage_rows, per_turn = graph_layout(self.steps, every, DEVICE_LOOP_TURN)
+        turns = self.steps // per_turn
         if turns:
             body = pygpu.Graph()
-            steps(body, per_turn, self.a, [])
-            after = [pygpu.graphs.repeat(whole, body, turns)]
-        last, _ = steps(whole, self.steps - turns * per_turn, self.a, after)
-        return whole.instantiate(), last
+            copies = []
+            if stage_rows:
+                self.stage = pygpu.mem_alloc(stage_rows * row_bytes)
+                stage = int(self.stage)
+                src = stage + (stage_rows - 1) * row_bytes  # where each turn starts and ends
+                after = [whole.add_memcpy_node(src, self.a, row_bytes)]
+                copies = [(self.snapshots, self.stage, stage_rows * row_bytes)]
+            turn_src: Any = src
+            turn_after: list[Any] = []
+            for j in range(1, per_turn + 1):
+                dst: Any
+                if stage_rows and j % every == 0:
+                    dst = stage + (j // every - 1) * row_bytes
+                else:
+                    dst = self.b if turn_src is self.a else self.a
+                turn_after = step(body, turn_src, dst, turn_after)
+                turn_src = dst
+            after = [pygpu.graphs.repeat(whole, body, turns, dependencies=after, turn_copies=copies)]
+        # The steps left over, numbered on from the turns' (as _plain numbers them).
+        rows = turns * stage_rows
+        pair = (self.b, self.a) if src is self.a else (self.a, self.b)
+        for j, number in enumerate(range(turns * per_turn + 1, self.steps + 1)):
+            dst = pair[j & 1]
+            after = step(whole, src, dst, after)
+            if every and number % every == 0:
+                row = self.snapshots_ptr + rows * row_bytes
+                after = [whole.add_memcpy_node(row, dst, row_bytes, dependencies=after)]
+                rows += 1
+            src = dst
+        return whole.instantiate(), src, rows
 
     # -- the run -----------------------------------------------------------------------------------
 
@@ -404,7 +430,7 @@ class Solver:
         t0 = time.perf_counter()
         state: Any = self.a
         if self._device_graph is not None:
-            exec_, state = self._device_graph
+            exec_, state, self.rows_done = self._device_graph
             exec_.launch(self.stream)
             done = self.steps
         if batches and self._graph is not None:
@@ -528,7 +554,7 @@ def build_parser(
     p.add_argument(
         "--device-loop",
         action="store_true",
-        help="run the whole time loop as one graph launch, counted on the device (needs --snapshot-every 0)",
+        help="run the whole time loop as one graph launch, counted on the device (snapshots included)",
     )
     p.add_argument(
         "--scheme",
@@ -567,8 +593,8 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse
         p.error("--snapshot-every must be 0 or more")
     if args.graph_batch < 1:
         p.error("--graph-batch must be at least 1")
-    if args.device_loop and (args.snapshot_every or args.graph):
-        p.error("--device-loop keeps no snapshots and replaces --graph: use it with --snapshot-every 0 alone")
+    if args.device_loop and args.graph:
+        p.error("--device-loop replaces --graph: give one of them")
     if args.nx + 2 > 2**31 - 1:
         p.error("--nx is too large for the kernel's int argument")
     return args
@@ -621,7 +647,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(notice, flush=True)
     free, total = pygpu.mem_get_info()
     try:
-        check_memory(problem, args.snapshot_every, args.graph, args.graph_batch, free, total)
+        batch = DEVICE_LOOP_TURN if args.device_loop else args.graph_batch
+        check_memory(problem, args.snapshot_every, args.graph or args.device_loop, batch, free, total)
     except SnapshotsDoNotFit as e:
         print(f"burger.py: {e}", file=sys.stderr)
         return 2
@@ -630,7 +657,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     solver = Solver(problem, args.snapshot_every, args.graph, args.graph_batch, args.device_loop)
     if args.device_loop:
-        mode = f"device-side (one graph launch, turns of {DEVICE_LOOP_TURN} steps)"
+        per_turn = graph_layout(steps, args.snapshot_every, DEVICE_LOOP_TURN)[1]
+        mode = f"device-side (one graph launch, turns of {per_turn} steps)"
     elif args.graph:
         mode = f"graph (batches of {graph_layout(steps, args.snapshot_every, args.graph_batch)[1]} steps)"
     else:

@@ -41,27 +41,99 @@ __all__ = ["Parameter", "StepGraph", "repeat"]
 
 
 def repeat(
-    graph: _pygpu.Graph, body: _pygpu.Graph, count: int, dependencies: Iterable[_pygpu.GraphNode] | None = None
+    graph: _pygpu.Graph,
+    body: _pygpu.Graph,
+    count: int,
+    dependencies: Iterable[_pygpu.GraphNode] | None = None,
+    *,
+    turn_copies: Iterable[tuple[Any, Any, int]] = (),
 ) -> _pygpu.GraphNode:
     """Adds to ``graph`` a node that runs a copy of ``body`` ``count`` times (0: never), counted
     on the device: every launch of the graph starts the count again. Returns the loop's node
-    (the last of the three it adds: the counter's reset, the while node after it)."""
+    (the last of the three it adds: the counter's reset, the while node after it).
+
+    ``turn_copies``: ``(dst, src, nbytes)`` triples; after each turn ``k`` (0, 1, ...) the loop
+    copies ``nbytes`` from ``src`` to ``dst + k * nbytes``, e.g. the rows a turn staged into row
+    block ``k`` of a snapshot matrix. ``dst`` must hold ``count * nbytes`` bytes and ``src``
+    ``nbytes`` (checked where they are DeviceAllocations or GPUArrays; an int address is trusted,
+    as everywhere in graphs)."""
     for name, value in (("graph", graph), ("body", body)):
         if not isinstance(value, _pygpu.Graph):
             raise TypeError(f"repeat's {name} must be a pygpu.Graph, not {type(value).__name__}")
     count = operator.index(count)  # a float count is a TypeError, not a truncated loop
     if not 0 <= count < 2**31:
         raise ValueError(f"count must be 0 to 2**31 - 1 turns, not {count}")
-    countdown = load_kernels("graph_loops").get_function("graph_countdown")
+    copies = [_turn_copy(copy, count) for copy in turn_copies]
+    kernels = load_kernels("graph_loops")
     # (turns left, flag) on the device, reset from `start` at each launch of the graph.
     start = _pygpu.mem_alloc(8)
     _pygpu.memcpy_htod(start, np.array([count, int(count > 0)], np.int32))
     state = _pygpu.mem_alloc(8)
     reset = graph.add_memcpy_node(state, start, 8, dependencies=dependencies)
     turn = _pygpu.Graph()
-    inner = turn.add_child_graph_node(body)
-    turn.add_kernel_node(countdown, state, block=(1, 1, 1), dependencies=[inner])
+    after = [turn.add_child_graph_node(body)]
+    for dst, src, nbytes in copies:
+        copy_turn = kernels.get_function("graph_copy_turn")
+        blocks = max(1, min(1024, -(-nbytes // (16 * 256))))
+        after.append(
+            turn.add_kernel_node(
+                copy_turn,
+                state,
+                np.int32(count),
+                src,
+                dst,
+                np.uint64(nbytes),
+                block=(256, 1, 1),
+                grid=(blocks, 1),
+                dependencies=after[:1],
+            )  # fmt: skip
+        )
+    turn.add_kernel_node(kernels.get_function("graph_countdown"), state, block=(1, 1, 1), dependencies=after)
     return graph.add_while_node(turn, int(state) + 4, dependencies=[reset])
+
+
+def _turn_copy(copy: Any, count: int) -> tuple[Any, Any, int]:
+    """A ``turn_copies`` triple, checked: (dst, src, nbytes), int addresses as numpy.uintp."""
+    try:
+        dst, src, nbytes = copy
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"turn_copies takes (dst, src, nbytes) triples, not {type(copy).__name__} {copy!r:.60}"
+        ) from None
+    nbytes = operator.index(nbytes)
+    if nbytes <= 0:
+        raise ValueError(f"a turn copy's nbytes must be positive, not {nbytes}")
+    ends = []
+    for what, where, needed in (("dst", dst, count * nbytes), ("src", src, nbytes)):
+        held = _bytes_at(where)
+        ends.append(where)
+        if held is None:
+            try:
+                ends[-1] = np.uintp(operator.index(where))  # an address: trusted, passed as a pointer
+                continue
+            except TypeError:
+                raise TypeError(
+                    f"a turn copy's {what} must be a DeviceAllocation, a contiguous GPUArray or an int "
+                    f"address, not {type(where).__name__}"
+                ) from None
+        if held < needed:
+            raise ValueError(
+                f"a turn copy's {what} holds {held} bytes; {needed} are needed"
+                + (f" ({count} turns of {nbytes})" if what == "dst" else "")
+            )
+    return ends[0], ends[1], nbytes
+
+
+def _bytes_at(where: Any) -> int | None:
+    """The bytes from ``where``'s address to the end of its memory: a DeviceAllocation's size, a
+    contiguous GPUArray's nbytes (a non-contiguous one is a ValueError); None for anything else."""
+    if isinstance(where, _pygpu.DeviceAllocation):
+        return int(where.nbytes)
+    if hasattr(where, "gpudata"):
+        if not (where.flags.c_contiguous or where.flags.f_contiguous):
+            raise ValueError("a turn copy's GPUArray must be contiguous (it is copied as one span of bytes)")
+        return int(where.nbytes)
+    return None
 
 
 class Parameter:
