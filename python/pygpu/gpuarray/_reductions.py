@@ -95,17 +95,20 @@ def _scratch(stream: Any) -> int:
         return scratch.ptr  # type: ignore[no-any-return]
     if is_capturing(stream):
         return 0
-    try:
-        scratch = stream._scratch
-        if scratch is None:
-            # Kept by the stream, which waits for its work before letting the scratch go.
-            scratch = stream._scratch = _new_scratch(stream)
-    except AttributeError:  # a stream-like object of another kind: two launches
+    scratch = getattr(stream, "_scratch", _NO_SCRATCH_SLOT)
+    if scratch is _NO_SCRATCH_SLOT:  # a stream-like object of another kind: two launches
         return 0
+    if scratch is None:
+        # Kept by the stream, which waits for its work before letting the scratch go.
+        scratch = stream._scratch = _new_scratch(stream)
     return scratch.ptr  # type: ignore[no-any-return]
 
 
+_NO_SCRATCH_SLOT = object()
+
+
 def _new_scratch(stream: Any) -> Any:
+    """A zeroed scratch for reductions on ``stream`` (None: the legacy default stream)."""
     scratch = _storage.new_c((_SCRATCH_WORDS,), np.dtype(np.uint32))
     memset_d32(scratch.ptr, 0, _SCRATCH_WORDS, stream)  # on the stream: before its first use
     return scratch
