@@ -73,11 +73,10 @@ def repeat(
     turn = _pygpu.Graph()
     after = [turn.add_child_graph_node(body)]
     for dst, src, nbytes in copies:
-        copy_turn = kernels.get_function("graph_copy_turn")
         blocks = max(1, min(1024, -(-nbytes // (16 * 256))))
         after.append(
             turn.add_kernel_node(
-                copy_turn,
+                kernels.get_function("graph_copy_turn"),
                 state,
                 np.int32(count),
                 src,
@@ -86,7 +85,7 @@ def repeat(
                 block=(256, 1, 1),
                 grid=(blocks, 1),
                 dependencies=after[:1],
-            )  # fmt: skip
+            )
         )
     turn.add_kernel_node(kernels.get_function("graph_countdown"), state, block=(1, 1, 1), dependencies=after)
     return graph.add_while_node(turn, int(state) + 4, dependencies=[reset])
@@ -103,25 +102,25 @@ def _turn_copy(copy: Any, count: int) -> tuple[Any, Any, int]:
     nbytes = operator.index(nbytes)
     if nbytes <= 0:
         raise ValueError(f"a turn copy's nbytes must be positive, not {nbytes}")
-    ends = []
-    for what, where, needed in (("dst", dst, count * nbytes), ("src", src, nbytes)):
-        held = _bytes_at(where)
-        ends.append(where)
-        if held is None:
-            try:
-                ends[-1] = np.uintp(operator.index(where))  # an address: trusted, passed as a pointer
-                continue
-            except TypeError:
-                raise TypeError(
-                    f"a turn copy's {what} must be a DeviceAllocation, a contiguous GPUArray or an int "
-                    f"address, not {type(where).__name__}"
-                ) from None
-        if held < needed:
-            raise ValueError(
-                f"a turn copy's {what} holds {held} bytes; {needed} are needed"
-                + (f" ({count} turns of {nbytes})" if what == "dst" else "")
-            )
-    return ends[0], ends[1], nbytes
+    dst = _copy_end("dst", dst, count * nbytes, f" ({count} turns of {nbytes})")
+    return dst, _copy_end("src", src, nbytes, ""), nbytes
+
+
+def _copy_end(what: str, where: Any, needed: int, why: str) -> Any:
+    """``where`` as a turn copy's kernel takes it, checked to hold ``needed`` bytes where its
+    size is known; an int address (trusted) as numpy.uintp."""
+    held = _bytes_at(where)
+    if held is None:
+        try:
+            return np.uintp(operator.index(where))
+        except TypeError:
+            raise TypeError(
+                f"a turn copy's {what} must be a DeviceAllocation, a contiguous GPUArray or an int address, "
+                f"not {type(where).__name__}"
+            ) from None
+    if held < needed:
+        raise ValueError(f"a turn copy's {what} holds {held} bytes; {needed} are needed{why}")
+    return where
 
 
 def _bytes_at(where: Any) -> int | None:
