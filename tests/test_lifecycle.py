@@ -70,6 +70,8 @@ def test_interpreter_exit_with_live_objects_is_clean() -> None:
         da = pygpu.DeviceArray_float64(np.arange(10.0)); da.allocate(); da.to_device()
         s = pygpu.cudaStream_t(); pygpu.cudaEventRecord(keep[2], s)
         pygpu.memcpy_htod(keep[0], np.ones(100), stream=s)
+        # A reduction's scratch, which the stream lets go only after its work.
+        import pygpu.gpuarray as ga; total = ga.sum(ga.to_gpu(np.arange(300000.0)), stream=s)
         # Reference cycles reach the garbage collector at shutdown.
         cycle = [da]; cycle.append(cycle)
         print("ok")
