@@ -24,7 +24,7 @@ import numpy as np
 
 from pygpu._pygpu import ArrayStorage, DeviceAllocation, DLPackTensor, capabilities, get_device, pool_alloc
 from pygpu.errors import CudaError
-from pygpu.gpuarray._layout import Flags, c_flags, c_strides
+from pygpu.gpuarray._layout import FLAGS_CF, Flags, c_flags, c_strides
 from pygpu.gpuarray._ordering import StreamOrder
 
 __all__ = [
@@ -267,6 +267,9 @@ def plain(a: A) -> A | ArrayFields:
 def new_c(shape: tuple[int, ...], dtype: np.dtype[Any], allocator: Any = None) -> ArrayFields:
     """A new plain C-ordered array of a checked shape and dtype (results and temporaries of
     operations), without GPUArray()'s argument parsing."""
+    if not shape:  # a reduction's result: its layout needs no working out
+        alloc = (allocator or pool_alloc)(dtype.itemsize)
+        return make(array_class, alloc, 0, (), dtype, (), 1, None, allocator, StreamOrder(), False, FLAGS_CF)
     size = math.prod(shape)
     itemsize = dtype.itemsize
     strides = c_strides(shape, itemsize)
