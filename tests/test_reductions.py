@@ -377,3 +377,29 @@ def test_a_dropped_streams_scratch_goes_back_to_the_pool() -> None:
         np.testing.assert_allclose(total.get(), g.get().sum(), rtol=1e-12)
         del total
     assert pool.used_bytes() == before
+
+
+def test_a_streams_scratch_is_never_replaced() -> None:
+    # Two threads may make a stream's first scratch at once; the first stored is kept, so work
+    # queued with it never sees it freed. Threads reducing on one new stream agree.
+    import threading
+
+    stream = pygpu.cudaStream_t(1)
+    host = sample(200_000, np.float64, 32)
+    g = gpuarray.to_gpu(host)
+    start = threading.Barrier(4)
+    totals: list[float] = []
+
+    def reduce() -> None:
+        start.wait()
+        totals.append(float(gpuarray.sum(g, stream=stream).get()))
+
+    threads = [threading.Thread(target=reduce) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_allclose(totals, [host.sum()] * 4, rtol=1e-12)
+    first = stream._scratch
+    stream._scratch = gpuarray.zeros(4, np.uint32)
+    assert stream._scratch is first

@@ -122,9 +122,11 @@ impl CudaStream {
         self.scratch.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|o| o.clone_ref(py))
     }
 
+    /// Keeps the first value set: a later one (another thread's, made at the same time) is
+    /// dropped, so a scratch that work was queued with is never replaced under it.
     #[setter(_scratch)]
     fn set_scratch_object(&self, value: Py<PyAny>) {
-        *self.scratch.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+        self.scratch.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(value);
     }
 
     /// The raw handle (cudaStream_t as an integer), for passing to C/C++ code.

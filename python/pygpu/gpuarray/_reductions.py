@@ -87,11 +87,13 @@ def _scratch(stream: Any) -> int:
     """The device address of ``stream``'s one-pass scratch (made on first use, its ticket 0),
     or 0 while the stream captures: a graph may replay on any stream, beside this one's work.
     Launches of one stream are ordered, so they can share it; each stream has its own."""
+    # Two threads may make a stream's first scratch at once: the first one stored is the one
+    # both use (setdefault; the stream's slot keeps its first value), the other is dropped unused.
     if stream is None:
         device = current_device()
         scratch = _default_stream_scratch.get(device)
         if scratch is None:
-            scratch = _default_stream_scratch[device] = _new_scratch(None)
+            scratch = _default_stream_scratch.setdefault(device, _new_scratch(None))
         return scratch.ptr  # type: ignore[no-any-return]
     if is_capturing(stream):
         return 0
@@ -100,7 +102,8 @@ def _scratch(stream: Any) -> int:
         return 0
     if scratch is None:
         # Kept by the stream, which waits for its work before letting the scratch go.
-        scratch = stream._scratch = _new_scratch(stream)
+        stream._scratch = _new_scratch(stream)
+        scratch = stream._scratch
     return scratch.ptr  # type: ignore[no-any-return]
 
 
