@@ -129,7 +129,19 @@ def main() -> int:
 
     def bundled_one_pass() -> None:
         stage1.prepared_async_call(
-            (grid, 1), (block, 1, 1), None, res.ptr, a.ptr, a.ptr, N, 0, 0, 0, 0, scratch + 16, scratch
+            (grid, 1),
+            (block, 1, 1),
+            None,
+            res.ptr,
+            a.ptr,
+            a.ptr,
+            N,
+            0,
+            0,
+            0,
+            0,
+            scratch + _reductions._TICKET_BYTES,
+            scratch,
         )
 
     times["bundled one pass"] = event_seconds(bundled_one_pass, REPS)
