@@ -308,41 +308,41 @@ class Solver:
 
     # -- graph batches -----------------------------------------------------------------------------
 
+    def _batch(self, stage_rows: int, per_batch: int) -> tuple[Any, list[tuple[Any, Any]]]:
+        """The layout of one batch of `per_batch` steps (a --graph batch, a --device-loop turn):
+        (start buffer, the steps' (src, dst) buffers). Without staging rows a batch starts from
+        buffer a and alternates with b. With them (allocated here) the snapshot steps write
+        straight into staging row k, the others alternate between a and b, and a batch starts
+        from the last staged row, where the previous batch ended."""
+        start: Any = self.a
+        stage = 0
+        if stage_rows:
+            self.stage = self.pygpu.mem_alloc(stage_rows * self.row_bytes)
+            stage = int(self.stage)
+            start = stage + (stage_rows - 1) * self.row_bytes
+        steps = []
+        src = start
+        for j in range(1, per_batch + 1):
+            dst: Any
+            if stage_rows and j % self.every == 0:
+                dst = stage + (j // self.every - 1) * self.row_bytes
+            else:
+                dst = self.b if src is self.a else self.a
+            steps.append((src, dst))
+            src = dst
+        return start, steps
+
     def _capture(self) -> tuple[Any, Any, int, int]:
         """Records one batch of steps into a CUDA graph. Returns (graph exec, start buffer, snapshot
         rows per batch, steps per batch)."""
-        pygpu = self.pygpu
         stage_rows, per_batch = graph_layout(self.steps, self.every, self.graph_batch)
         c1, c2 = self.problem.coefficients()
         args = (self.grid, self.block, self.stream)
         call = self.kernel.prepared_async_call
-        start: Any
-        src: Any
-        dst: Any
-        if stage_rows == 0:
-            start = self.a
-            pair = (self.b, self.a)
-            self.stream.begin_capture()
-            src = start
-            for j in range(per_batch):
-                dst = pair[j & 1]
-                call(*args, src, dst, self.n_total, c1, c2)
-                src = dst
-        else:
-            self.stage = pygpu.mem_alloc(stage_rows * self.row_bytes)
-            stage = int(self.stage)
-            start = stage + (stage_rows - 1) * self.row_bytes  # the previous batch's last snapshot
-            self.stream.begin_capture()
-            src = start
-            scratch = (self.a, self.b)
-            for j in range(per_batch):
-                step = j + 1
-                if step % self.every == 0:
-                    dst = stage + (step // self.every - 1) * self.row_bytes
-                else:
-                    dst = scratch[1] if src is scratch[0] else scratch[0]
-                call(*args, src, dst, self.n_total, c1, c2)
-                src = dst
+        start, steps = self._batch(stage_rows, per_batch)
+        self.stream.begin_capture()
+        for src, dst in steps:
+            call(*args, src, dst, self.n_total, c1, c2)
         graph = self.stream.end_capture()
         return graph.instantiate(), start, stage_rows, per_batch
 
@@ -374,24 +374,15 @@ class Solver:
         stage_rows, per_turn = graph_layout(self.steps, every, DEVICE_LOOP_TURN)
         turns = self.steps // per_turn
         if turns:
+            src, turn_steps = self._batch(stage_rows, per_turn)  # each turn starts and ends at src
             body = pygpu.Graph()
+            turn_after: list[Any] = []
+            for turn_src, turn_dst in turn_steps:
+                turn_after = step(body, turn_src, turn_dst, turn_after)
             copies = []
             if stage_rows:
-                self.stage = pygpu.mem_alloc(stage_rows * row_bytes)
-                stage = int(self.stage)
-                src = stage + (stage_rows - 1) * row_bytes  # where each turn starts and ends
                 after = [whole.add_memcpy_node(src, self.a, row_bytes)]
                 copies = [(self.snapshots, self.stage, stage_rows * row_bytes)]
-            turn_src: Any = src
-            turn_after: list[Any] = []
-            for j in range(1, per_turn + 1):
-                dst: Any
-                if stage_rows and j % every == 0:
-                    dst = stage + (j // every - 1) * row_bytes
-                else:
-                    dst = self.b if turn_src is self.a else self.a
-                turn_after = step(body, turn_src, dst, turn_after)
-                turn_src = dst
             after = [pygpu.graphs.repeat(whole, body, turns, dependencies=after, turn_copies=copies)]
         # The steps left over, numbered on from the turns' (as _plain numbers them).
         rows = turns * stage_rows
