@@ -37,6 +37,19 @@ install_baseline() {
     [ -n "${BASELINE_WHEEL:-}" ] || return 1
     python3 -m pip install -q --no-deps --no-index --no-compile --force-reinstall --target "$baseline_site" "$BASELINE_WHEEL" || exit 2
 }
+# Runs the function $2 ROUNDS ($1) times with each wheel in turn (this one, then the baseline),
+# in its own process with that wheel on PYTHONPATH and $ab_name (new, baseline) and $ab_round
+# set, appending its output to the log $3 under a header.
+ab_rounds() {
+    local rounds=$1 run=$2 log=$3 entry
+    for ab_round in $(seq "$rounds"); do
+        for entry in "new=$site" "baseline=$baseline_site"; do
+            ab_name=${entry%%=*}
+            echo "== $ab_name (round $ab_round)" >> "$log"
+            (PYTHONPATH="${entry#*=}" "$run") >> "$log" 2>&1 || status=1
+        done
+    done
+}
 if [ "$what" = tests ] || [ "$what" = all ]; then
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra --strict-markers" tests 2>&1 | tee "$out/pytest-cuda.log"
     status=${PIPESTATUS[0]}
@@ -150,13 +163,8 @@ if [ "$what" = arrays-ab ]; then
     # Issue 30's array figures (bench/array_bench.py: reductions against the copy, small
     # reductions, strided against contiguous, CuPy beside), this wheel then BASELINE_WHEEL's, twice.
     install_baseline || { echo "gpu_run: arrays-ab needs BASELINE_WHEEL" >&2; exit 2; }
-    for round in 1 2; do
-        for entry in "new=$site" "baseline=$baseline_site"; do
-            echo "== ${entry%%=*} (round $round)" | tee -a "$out/arrays-ab.log"
-            PYTHONPATH="${entry#*=}" python3 bench/array_bench.py --json "$out/array-${entry%%=*}-$round.json" \
-                >> "$out/arrays-ab.log" 2>&1 || status=1
-        done
-    done
+    arrays_run() { python3 bench/array_bench.py --json "$out/array-$ab_name-$ab_round.json"; }
+    ab_rounds 2 arrays_run "$out/arrays-ab.log"
     tail -n 80 "$out/arrays-ab.log"
 fi
 if [ "$what" = reduce-ab ]; then
@@ -166,12 +174,9 @@ if [ "$what" = reduce-ab ]; then
     install_baseline || { echo "gpu_run: reduce-ab needs BASELINE_WHEEL" >&2; exit 2; }
     python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" tests/test_reductions.py 2>&1 | tail -n 3 | tee "$out/reduce-tests.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
-    for round in 1 2; do
-        for entry in "new=$site" "baseline=$baseline_site"; do
-            echo "== ${entry%%=*} (round $round)" | tee -a "$out/reduce-ab.log"
-            PYTHONPATH="${entry#*=}" python3 bench/reduction_host_cost.py 2>&1 | tee -a "$out/reduce-ab.log"
-        done
-    done
+    reduce_run() { python3 bench/reduction_host_cost.py; }
+    ab_rounds 2 reduce_run "$out/reduce-ab.log"
+    cat "$out/reduce-ab.log"
 fi
 if [ "$what" = launch-ab ]; then
     # Issue 16's launch-bound figures, this wheel against BASELINE_WHEEL in alternating processes:
@@ -179,12 +184,8 @@ if [ "$what" = launch-ab ]; then
     # seeds' size, each wheel's loop alternating with C++'s (AB_ROUNDS times each).
     install_baseline || { echo "gpu_run: launch-ab needs BASELINE_WHEEL" >&2; exit 2; }
     export OPENBLAS_NUM_THREADS=1
-    for round in $(seq "${AB_ROUNDS:-4}"); do
-        for entry in "new=$site" "baseline=$baseline_site"; do
-            echo "== ${entry%%=*} (round $round)" >> "$out/launch-ab.log"
-            (cd bench && PYTHONPATH="${entry#*=}" python3 launch_args.py) >> "$out/launch-ab.log" 2>&1 || status=1
-        done
-    done
+    launch_run() { cd bench && python3 launch_args.py; }
+    ab_rounds "${AB_ROUNDS:-4}" launch_run "$out/launch-ab.log"
     cat "$out/launch-ab.log"
     mkdir -p /tmp/burgers-ab
     cpp=()
