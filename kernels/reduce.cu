@@ -188,6 +188,24 @@ template <typename A> __device__ __forceinline__ A load_uncached(const A* p) {
   return v;
 }
 
+// Takes the block's ticket (the counter's value before this block's increment) after its partial
+// was written: every block that takes a later one sees that partial. On CUDA one atomic with
+// release and acquire semantics at device scope orders both ways; the last block's other threads
+// are ordered after thread 0's acquire by the barrier that follows. Elsewhere a fence on each side
+// of a plain atomic.
+__device__ __forceinline__ unsigned int take_ticket(unsigned int* ticket) {
+#if defined(PYGPU_DEVICE_BUILD) && defined(__CUDACC__) && !defined(__HIP__)
+  unsigned int before;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(ticket) : "memory");
+  return before;
+#else
+  __threadfence();
+  const unsigned int before = atomicAdd(ticket, 1u);
+  __threadfence();
+  return before;
+#endif
+}
+
 // Folds the block's per-thread values into one (returned on thread 0): a tree in shared memory.
 template <typename A, typename F> __device__ __forceinline__ A block_fold_tree(A v) {
   // Raw 16-byte-aligned storage: the shared array must not need a constructor (complex types).
@@ -428,12 +446,10 @@ __device__ __forceinline__ void reduce_stage(A* out, const U* a, const U* b, lon
   __shared__ bool last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = acc;
-    __threadfence();  // the partial reaches every block before the ticket that announces it
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    last = take_ticket(ticket) == gridDim.x - 1;
   }
   __syncthreads();  // also ends block_fold's use of shared memory before the second fold's
   if (!last) return;
-  __threadfence();
   A v = F::neutral();
   for (unsigned int i = threadIdx.x; i < gridDim.x; i += blockDim.x) v = F::fold(v, load_uncached(partials + i));
   v = block_fold<A, F>(v);
