@@ -5,6 +5,7 @@ what a step costs inside a child graph or a conditional node's body against a fl
 against batches launched from the host (what C++'s graph loop does).
 
     python3 bench/graph_shapes.py --backend cuda
+    python3 bench/graph_shapes.py --placements   # host batches with the two rows at other addresses
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default=None)
     p.add_argument("--reps", type=int, default=15)
+    p.add_argument(
+        "--placements",
+        action="store_true",
+        help="only batches of 200 from the host, the rows at offsets 0 B to 8 MiB into an allocation of their own",
+    )
     args = p.parse_args()
     import pygpu
     import pygpu.graphs
@@ -42,17 +48,17 @@ def main() -> None:
     n = np.int32(solver.n_total)
     shape = {"block": solver.block, "grid": solver.grid}
 
-    def steps(graph: Any, count: int, after: list[Any]) -> list[Any]:
-        src = solver.a
+    def steps(graph: Any, count: int, after: list[Any], rows: tuple[Any, Any] = (solver.a, solver.b)) -> list[Any]:
+        src = rows[0]
         for _ in range(count):
-            dst = solver.b if src is solver.a else solver.a
+            dst = rows[1] if src is rows[0] else rows[0]
             after = [graph.add_kernel_node(solver.kernel, src, dst, n, c1, c2, dependencies=after, **shape)]
             src = dst
         return after
 
-    def chain(count: int) -> Any:
+    def chain(count: int, rows: tuple[Any, Any] = (solver.a, solver.b)) -> Any:
         g = pygpu.Graph()
-        steps(g, count, [])
+        steps(g, count, [], rows)
         return g
 
     stream = solver.stream
@@ -85,6 +91,17 @@ def main() -> None:
         (f"{STEPS // BATCH} child graphs of {BATCH} in a chain", lambda: launches(children(STEPS // BATCH), 1)),
         *((f"repeat, turns of {t}", lambda t=t: launches(repeated(t), 1)) for t in (50, 100, 200, 400, 1000)),
     ]
+    if args.placements:
+        # Two allocations, the rows at the same offset into each (as C++'s BURGERS_ROW_OFFSET).
+        span = 8 << 20
+        arenas = (pygpu.mem_alloc(span + solver.row_bytes), pygpu.mem_alloc(span + solver.row_bytes))
+        variants = []
+        for offset in (0, 256, 4096, 65536, 1 << 20, 3 << 20, 5 << 20, span):
+            rows = (int(arenas[0]) + offset, int(arenas[1]) + offset)
+            for row in rows:
+                pygpu.memcpy_dtod(row, int(solver.a), solver.row_bytes)
+            label = f"batches of {BATCH}, rows at +{offset} B"
+            variants.append((label, lambda rows=rows: launches(chain(BATCH, rows), STEPS // BATCH)))
     for label, make in variants:
         run = make()
         run()

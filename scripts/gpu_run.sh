@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|reduce-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|multi|scaling|clients|drop-in|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|reduce-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|placement|multi|scaling|clients|drop-in|all]   # default: all
 #          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -245,6 +245,23 @@ if [ "$what" = graphs ]; then
     timeout 300 python3 bench/burgers.py --no-analysis --sizes 256 --reps 10 --rounds 5 --json "$out/burgers-graphs.json" \
         2>&1 | grep -E "NX=|error|Error" | tee "$out/burgers-graphs.txt"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ "$what" = placement ]; then
+    # Where a small kernel's time per graph node comes from (issue 31): the Burgers step's host
+    # batches with the two rows at offsets 0 B to 8 MiB into allocations of their own, in pygpu
+    # (bench/graph_shapes.py --placements) and in C++'s graph loop (BURGERS_ROW_OFFSET), twice each;
+    # then the reduction's candidate kernels (bench/reduce_variants.py, issue 30).
+    nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    "$nvcc_bin" -O3 -std=c++17 -arch=native -I kernels -I python/pygpu/include -o /tmp/burgers_loop bench/cpp/burgers_loop.cu || status=1
+    grid=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import burgers; print(burgers.demo_grid(256))')
+    for round in 1 2; do
+        python3 bench/graph_shapes.py --placements 2>&1 | sed "s/^/pygpu: /" | tee -a "$out/placement.txt"
+        for offset in 0 256 4096 65536 1048576 3145728 5242880 8388608; do
+            echo "C++ rows at +$offset B: $(BURGERS_ROW_OFFSET=$offset /tmp/burgers_loop 256 2000 15 graph 0 200 0.001 0.01 lagged "$grid" \
+                | python3 -c 'import json, sys; print(round(json.load(sys.stdin)["median_step_us"], 3), "us/step")')" | tee -a "$out/placement.txt"
+        done
+    done
+    python3 bench/reduce_variants.py > "$out/reduce_variants.json" 2>&1 || status=1
 fi
 if [ "$what" = profile ]; then
     # Where the time of a launch-bound program goes (scripts/perf_bundle.sh made .perf here):

@@ -15,6 +15,9 @@
 // GRID: blocks of 256 threads (default: one per 256 interior points); bench/burgers.py passes the
 // demo's launch shape, so both loops launch the same kernel the same way.
 //
+// BURGERS_ROW_OFFSET (environment, bytes, default 0, a multiple of 8): each of the two rows starts
+// that far into an allocation of its own, to see what the rows' placement in memory costs a step.
+//
 // Prints one JSON object: the wall time of each repetition (first launch to the end of the last
 // step, host clock around cudaStreamSynchronize, as burger.py measures) and the median per step.
 #include <algorithm>
@@ -76,8 +79,13 @@ int main(int argc, char** argv) {
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   double *a, *b, *snap = nullptr, *stage = nullptr;
-  CHECK(cudaMalloc(&a, row));
-  CHECK(cudaMalloc(&b, row));
+  const char* offset_env = std::getenv("BURGERS_ROW_OFFSET");
+  const size_t row_offset = offset_env ? (size_t)std::atoll(offset_env) / sizeof(double) * sizeof(double) : 0;
+  char *a_base, *b_base;
+  CHECK(cudaMalloc(&a_base, row + row_offset));
+  CHECK(cudaMalloc(&b_base, row + row_offset));
+  a = reinterpret_cast<double*>(a_base + row_offset);
+  b = reinterpret_cast<double*>(b_base + row_offset);
   if (snapshots) CHECK(cudaMalloc(&snap, row * (size_t)steps));
 
   // The graph: `per_batch` steps; with snapshots, `stage_rows` rows of staging (>= 2, so no step
@@ -156,14 +164,14 @@ int main(int argc, char** argv) {
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.empty() ? 0.0 : sorted[sorted.size() / 2];
   std::printf("{\"nx\": %lld, \"steps\": %lld, \"mode\": \"%s\", \"snapshots\": %s, \"per_batch\": %lld, "
-              "\"grid\": %u, \"u10\": %.17g, \"median_step_us\": %.6f, \"seconds\": [",
-              nx, steps, mode.c_str(), snapshots ? "true" : "false", per_batch, grid, u10, median / (double)steps * 1e6);
+              "\"grid\": %u, \"row_offset\": %zu, \"u10\": %.17g, \"median_step_us\": %.6f, \"seconds\": [",
+              nx, steps, mode.c_str(), snapshots ? "true" : "false", per_batch, grid, row_offset, u10, median / (double)steps * 1e6);
   for (size_t i = 0; i < seconds.size(); ++i) std::printf("%s%.9f", i ? ", " : "", seconds[i]);
   std::printf("]}\n");
 
   if (exec) CHECK(cudaGraphExecDestroy(exec));
-  CHECK(cudaFree(a));
-  CHECK(cudaFree(b));
+  CHECK(cudaFree(a_base));
+  CHECK(cudaFree(b_base));
   if (snap) CHECK(cudaFree(snap));
   if (stage) CHECK(cudaFree(stage));
   CHECK(cudaStreamDestroy(stream));
