@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a reduction costs per call (issue 30): ``sum``, ``max`` and ``dot`` issued back to back
-(1,000 and 2^24 elements, float32 and float64), CuPy's beside them where installed, and at
+(1,000 and 2^24 elements unless --sizes says otherwise, float32 and float64), CuPy's beside them where installed, and at
 2^24 the fraction of a device-to-device copy's bandwidth (bytes read against the copy's bytes
 read and written, as bench/array_bench.py counts). Medians of rounds, µs per call.
 
@@ -39,6 +39,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default=None)
     p.add_argument("--profile", action="store_true", help="print cProfile's split of a 1,000-element sum")
+    p.add_argument("--sizes", default=f"1000,{1 << 24}", help="comma-separated element counts (default: 1000,2^24)")
     args = p.parse_args()
     import pygpu
     import pygpu.gpuarray as ga
@@ -50,7 +51,7 @@ def main() -> None:
     except ImportError:
         cp = None
     sync = pygpu.cudaDeviceSynchronize
-    for n in (1000, 1 << 24):
+    for n in (int(x) for x in args.sizes.split(",")):
         calls = 2000 if n <= 1000 else 200
         for dtype in (np.float32, np.float64):
             rng = np.random.default_rng(0)

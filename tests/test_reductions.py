@@ -337,9 +337,15 @@ def test_one_pass_reductions_on_streams_share_nothing_across_streams() -> None:
         host = hosts[k % len(streams)]
         np.testing.assert_allclose(total.get(), host.sum(), rtol=1e-12)
         assert largest.get() == host.max()
-    for s in streams[:-1]:
-        scratch = s._scratch  # type: ignore[union-attr]
+    if pygpu.capabilities().kernels_on_cpu:  # the host backend: this thread's scratch
+        from pygpu.gpuarray import _reductions
+
+        scratches = [_reductions._host_thread_scratch.by_device[pygpu.cudaGetDevice()[0]]]
+    else:
+        scratches = [s._scratch for s in streams[:-1]]  # type: ignore[union-attr]
+    for scratch in scratches:
         assert scratch is not None and int(scratch.get()[0]) == 0  # every ticket handed back
+    for s in streams[:-1]:
         s.close()  # type: ignore[union-attr]
         assert s._scratch is None  # type: ignore[union-attr]  # let go once the stream's work was done
 
@@ -372,7 +378,8 @@ def test_a_dropped_streams_scratch_goes_back_to_the_pool() -> None:
     for _ in range(20):  # each stream's scratch is freed with it, once its work is done
         s = pygpu.cudaStream_t(1)
         total = gpuarray.sum(g, stream=s)
-        assert s._scratch is not None
+        # On the host backend the scratch is the thread's (test_threads_reducing_on_one_stream_agree).
+        assert (s._scratch is None) == pygpu.capabilities().kernels_on_cpu
         del s
         np.testing.assert_allclose(total.get(), g.get().sum(), rtol=1e-12)
         del total
@@ -381,25 +388,54 @@ def test_a_dropped_streams_scratch_goes_back_to_the_pool() -> None:
 
 def test_a_streams_scratch_is_never_replaced() -> None:
     # Two threads may make a stream's first scratch at once; the first stored is kept, so work
-    # queued with it never sees it freed. Threads reducing on one new stream agree.
+    # queued with it never sees it freed.
+    stream = pygpu.cudaStream_t(1)
+    first, second = gpuarray.zeros(4, np.uint32), gpuarray.zeros(4, np.uint32)
+    stream._scratch = first
+    stream._scratch = second
+    assert stream._scratch is first
+
+
+@pytest.mark.parametrize("on", ["a new stream", "the legacy stream"])
+def test_threads_reducing_on_one_stream_agree(on: str) -> None:
+    # Threads that reduce on one stream at once each get their own operand's result: on a GPU
+    # the stream orders their launches, which share its scratch; the host backend runs each
+    # launch as it is issued, so there each thread has a scratch of its own.
     import threading
 
-    stream = pygpu.cudaStream_t(1)
-    host = sample(200_000, np.float64, 32)
-    g = gpuarray.to_gpu(host)
+    stream = pygpu.cudaStream_t(1) if on == "a new stream" else None
+    hosts = [sample(200_000 + 1000 * k, np.float64, 32 + k) for k in range(4)]
+    arrays = [gpuarray.to_gpu(h) for h in hosts]
     start = threading.Barrier(4)
-    totals: list[float] = []
+    totals: dict[int, list[float]] = {k: [] for k in range(4)}
 
-    def reduce() -> None:
+    def reduce(k: int) -> None:
         start.wait()
-        totals.append(float(gpuarray.sum(g, stream=stream).get()))
+        for _ in range(15):
+            totals[k].append(float(gpuarray.sum(arrays[k], stream=stream).get()))
 
-    threads = [threading.Thread(target=reduce) for _ in range(4)]
+    threads = [threading.Thread(target=reduce, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    np.testing.assert_allclose(totals, [host.sum()] * 4, rtol=1e-12)
-    first = stream._scratch
-    stream._scratch = gpuarray.zeros(4, np.uint32)
-    assert stream._scratch is first
+    for k in range(4):
+        np.testing.assert_allclose(totals[k], [hosts[k].sum()] * 15, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [2049, 100_000, 1 << 20, 1 << 26])
+def test_reduction_grid_fits_the_device_and_the_scratch(n: int) -> None:
+    # Past one block, a reduction's blocks leave their values in the stream's scratch, which has
+    # room for MAX_GRID of the widest accumulator; on a GPU there are at most four blocks per
+    # multiprocessor (kernels/README.md).
+    from pygpu.gpuarray import _bundled, _reductions
+
+    grid, block = _bundled.reduction_launch(n)
+    assert 2 <= grid <= _bundled.MAX_GRID
+    assert _reductions._TICKET_BYTES + grid * 16 <= _reductions._SCRATCH_WORDS * 4
+    if not pygpu.capabilities().kernels_on_cpu:
+        multiprocessors = pygpu.cudaDeviceProp(pygpu.cudaGetDevice()[0]).multiProcessorCount
+        assert block == _bundled.BLOCK
+        assert grid <= 4 * multiprocessors
+        if n >= 1 << 20:  # enough terms for every block the device gets
+            assert grid == min(4 * multiprocessors, _bundled.MAX_GRID)

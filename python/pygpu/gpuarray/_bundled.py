@@ -21,6 +21,7 @@ from pygpu._pygpu import (
     Function,
     Module,
     capabilities,
+    cudaDeviceProp,
     cudaEvent_t,
     event_query,
     event_record,
@@ -208,8 +209,14 @@ _ONE_BLOCK_TERMS = 2048
 # Terms per block of a reduction on the host: below this, handing blocks to another core costs
 # more than it saves (measured in bench/array_bench.py --host).
 _HOST_BLOCK_TERMS = 1 << 16
-# (1, most blocks) on the host, (BLOCK, 0) on a GPU: asked once (the backend is fixed by then).
-_reduction_shape: list[tuple[int, int]] = []
+# Blocks per multiprocessor of a reduction past one block on a GPU: four of BLOCK threads keep
+# enough loads in flight for full bandwidth, and fewer blocks mean fewer values for the last one
+# to fold (bench/reduce_grid.py, H200: at 2^24 and 2^26 elements, float32 and float64 sum and
+# max 2-7 % faster than at 1,024 blocks; three per multiprocessor within 1 %, six slower).
+_REDUCTION_BLOCKS_PER_MULTIPROCESSOR = 4
+# device -> (threads per block, most blocks) of its reductions past one block: (1, a few per
+# core) on the host, (BLOCK, a few per multiprocessor) on a GPU; asked once per device.
+_reduction_shape: dict[int, tuple[int, int]] = {}
 
 
 def host_launch_shape() -> tuple[int, int]:
@@ -220,15 +227,23 @@ def host_launch_shape() -> tuple[int, int]:
 
 
 def reduction_launch(n: int) -> tuple[int, int]:
-    """(grid, block) of a reduction over ``n`` terms (kernels/reduce.cu; one block up to
-    _ONE_BLOCK_TERMS on every backend, as PyCUDA's). On a GPU, blocks of BLOCK threads (the tree in
-    shared memory needs a power of two up to PYGPU_REDUCE_BLOCK). On the host,
-    ``host_launch_shape``'s blocks, each folding one contiguous run."""
-    if not _reduction_shape:
-        _reduction_shape.append(host_launch_shape() if capabilities().kernels_on_cpu else (BLOCK, 0))
-    block, most = _reduction_shape[0]
+    """(grid, block) of a reduction over ``n`` terms on the current device (kernels/reduce.cu;
+    one block up to _ONE_BLOCK_TERMS on every backend, as PyCUDA's). On a GPU, blocks of BLOCK
+    threads (the tree in shared memory needs a power of two up to PYGPU_REDUCE_BLOCK), at most
+    _REDUCTION_BLOCKS_PER_MULTIPROCESSOR per multiprocessor and MAX_GRID in all (the one-pass
+    scratch's room). On the host, ``host_launch_shape``'s blocks, each folding one contiguous run."""
+    device = current_device()
+    shape = _reduction_shape.get(device)
+    if shape is None:
+        if capabilities().kernels_on_cpu:
+            shape = host_launch_shape()
+        else:
+            multiprocessors = cudaDeviceProp(device).multiProcessorCount
+            shape = BLOCK, max(1, min(MAX_GRID, _REDUCTION_BLOCKS_PER_MULTIPROCESSOR * multiprocessors))
+        shape = _reduction_shape.setdefault(device, shape)
+    block, most = shape
     if n <= _ONE_BLOCK_TERMS:
         return 1, block
     if block == BLOCK:
-        return grid_for(n), BLOCK
+        return min(most, grid_for(n)), BLOCK
     return max(2, min(most, n // _HOST_BLOCK_TERMS)), block
