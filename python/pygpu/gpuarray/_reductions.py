@@ -86,7 +86,6 @@ _default_stream_scratch: dict[int, Any] = {}
 # that two threads issue on one stream run at the same time there: each thread has its own
 # scratch per device instead (never in use by queued work: nothing is queued).
 _host_thread_scratch = threading.local()
-_kernels_on_cpu: list[bool] = []  # asked once (the backend is fixed by the first reduction)
 
 
 def _scratch(stream: Any) -> int:
@@ -94,9 +93,7 @@ def _scratch(stream: Any) -> int:
     or 0 while the stream captures: a graph may replay on any stream, beside this one's work.
     Launches of one stream are ordered, so they can share it; each stream has its own (on the
     host backend each thread, whose launches run as they are issued)."""
-    if not _kernels_on_cpu:
-        _kernels_on_cpu.append(capabilities().kernels_on_cpu)
-    if _kernels_on_cpu[0]:
+    if capabilities().kernels_on_cpu:
         return _host_scratch(stream)
     # Two threads may make a stream's first scratch at once: the first one stored is the one
     # both use (setdefault; the stream's slot keeps its first value), the other is dropped unused.
