@@ -5,7 +5,7 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|reduce-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|placement|multi|scaling|clients|drop-in|all]   # default: all
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|reduce-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|placement|reduce-tune|multi|scaling|clients|drop-in|all]   # default: all
 #          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
@@ -249,8 +249,7 @@ fi
 if [ "$what" = placement ]; then
     # Where a small kernel's time per graph node comes from (issue 31): the Burgers step's host
     # batches with the two rows at offsets 0 B to 8 MiB into allocations of their own, in pygpu
-    # (bench/graph_shapes.py --placements) and in C++'s graph loop (BURGERS_ROW_OFFSET), twice each;
-    # then the reduction's candidate kernels (bench/reduce_variants.py, issue 30).
+    # (bench/graph_shapes.py --placements) and in C++'s graph loop (BURGERS_ROW_OFFSET), twice each.
     nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     "$nvcc_bin" -O3 -std=c++17 -arch=native -I kernels -I python/pygpu/include -o /tmp/burgers_loop bench/cpp/burgers_loop.cu || status=1
     grid=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import burgers; print(burgers.demo_grid(256))')
@@ -261,7 +260,16 @@ if [ "$what" = placement ]; then
                 | python3 -c 'import json, sys; print(round(json.load(sys.stdin)["median_step_us"], 3), "us/step")')" | tee -a "$out/placement.txt"
         done
     done
+fi
+if [ "$what" = reduce-tune ]; then
+    # The measurements behind kernels/reduce.cu's shape and _bundled.reduction_launch's grid
+    # (issue 30): candidate kernels (bench/reduce_variants.py), then the bundled kernel's time
+    # against its grid (bench/reduce_grid.py), twice.
     python3 bench/reduce_variants.py > "$out/reduce_variants.json" 2>&1 || status=1
+    for round in 1 2; do
+        (cd bench && python3 reduce_grid.py) 2>&1 | grep -v '^{' | tee -a "$out/reduce-grid.txt"
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    done
 fi
 if [ "$what" = profile ]; then
     # Where the time of a launch-bound program goes (scripts/perf_bundle.sh made .perf here):
