@@ -398,11 +398,6 @@ impl Graph {
     pub fn modules(&self) -> Vec<Arc<Module>> {
         self.parts().modules.clone()
     }
-
-    /// The allocations the graph's nodes use, checked at each replay.
-    pub fn allocations(&self) -> Vec<AllocationUse> {
-        self.parts().uses.iter().map(|(_, u)| *u).collect()
-    }
 }
 
 pub struct GraphExec {
