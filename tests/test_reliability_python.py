@@ -736,3 +736,35 @@ def test_generated_kernel_names_and_arange_refuse_wrong_types_by_name() -> None:
         InclusiveScanKernel(np.float32, "a+b", name_prefix=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="arange\\(\\) needs a stop value"):
         ga.arange(None)
+
+
+def test_holds_recorded_by_many_threads_at_once_are_kept_until_done() -> None:
+    # Every thread that launches with temporaries records a hold (an event after the launch and
+    # the objects to keep until it is done). A thread switch between one thread's look at the
+    # oldest hold and its pop let another pop it first: the pop then failed (IndexError) or, on a
+    # GPU, took a hold still running, freeing its temporaries under the kernel.
+    import threading
+
+    from pygpu.gpuarray import _bundled
+
+    errors: list[BaseException] = []
+
+    def hold_many() -> None:
+        try:
+            for _ in range(5000):
+                _bundled.hold(None, (object(),))
+        except BaseException as e:  # noqa: BLE001 - any failure of a thread is the test's
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=hold_many) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    pygpu.cudaDeviceSynchronize()
+    assert errors == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,9 @@ _in_flight: collections.deque[tuple[cudaEvent_t, tuple[Any, ...], int]] = collec
 # Events of finished holds, per device, for the next holds to record again (at most this many).
 _spare_events: dict[int, list[cudaEvent_t]] = {}
 _SPARE_EVENTS = 64
+# Every launching thread shares the two above: one at a time (between a thread's look at the
+# oldest hold and its pop, another could pop it, and the pop take a hold still running).
+_holds_lock = threading.Lock()
 
 # index dtype -> the kernels' index_kind code
 INDEX_KINDS = {np.dtype(np.int32): 0, np.dtype(np.uint32): 1, np.dtype(np.int64): 2, np.dtype(np.uint64): 3}
@@ -160,17 +164,20 @@ def _hold(stream: Any, objects: tuple[Any, ...]) -> None:
     # Captured work runs at each replay of the graph: the graph keeps the temporaries instead.
     if stream is not None and stream.keep_while_captured(objects):
         return
-    while _in_flight and event_query(_in_flight[0][0]):
-        done, _, its_device = _in_flight.popleft()
-        finished = _spare_events.setdefault(its_device, [])
-        if len(finished) < _SPARE_EVENTS:
-            finished.append(done)
     device = current_device()
-    spare = _spare_events.get(device)
-    # An event of the device's context, reused once done: creating one costs a driver call.
-    event = spare.pop() if spare else cudaEvent_t(2)
-    event_record(event, stream)
-    _in_flight.append((event, objects, device))
+    released = []  # dropped after the lock: their finalizers run outside it
+    with _holds_lock:
+        while _in_flight and event_query(_in_flight[0][0]):
+            done, kept, its_device = _in_flight.popleft()
+            released.append(kept)
+            finished = _spare_events.setdefault(its_device, [])
+            if len(finished) < _SPARE_EVENTS:
+                finished.append(done)
+        spare = _spare_events.get(device)
+        # An event of the device's context, reused once done: creating one costs a driver call.
+        event = spare.pop() if spare else cudaEvent_t(2)
+        event_record(event, stream)
+        _in_flight.append((event, objects, device))
 
 
 def read_on(stream: Any, *arrays: ArrayFields) -> None:
