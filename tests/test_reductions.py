@@ -337,15 +337,9 @@ def test_one_pass_reductions_on_streams_share_nothing_across_streams() -> None:
         host = hosts[k % len(streams)]
         np.testing.assert_allclose(total.get(), host.sum(), rtol=1e-12)
         assert largest.get() == host.max()
-    if pygpu.capabilities().kernels_on_cpu:  # the host backend: this thread's scratch
-        from pygpu.gpuarray import _reductions
-
-        scratches = [_reductions._host_thread_scratch.by_device[pygpu.cudaGetDevice()[0]]]
-    else:
-        scratches = [s._scratch for s in streams[:-1]]  # type: ignore[union-attr]
-    for scratch in scratches:
-        assert scratch is not None and int(scratch.get()[0]) == 0  # every ticket handed back
     for s in streams[:-1]:
+        scratch = s._scratch  # type: ignore[union-attr]
+        assert scratch is not None and int(scratch.get()[0]) == 0  # every ticket handed back
         s.close()  # type: ignore[union-attr]
         assert s._scratch is None  # type: ignore[union-attr]  # let go once the stream's work was done
 
@@ -378,8 +372,7 @@ def test_a_dropped_streams_scratch_goes_back_to_the_pool() -> None:
     for _ in range(20):  # each stream's scratch is freed with it, once its work is done
         s = pygpu.cudaStream_t(1)
         total = gpuarray.sum(g, stream=s)
-        # On the host backend the scratch is the thread's (test_threads_reducing_on_one_stream_agree).
-        assert (s._scratch is None) == pygpu.capabilities().kernels_on_cpu
+        assert s._scratch is not None
         del s
         np.testing.assert_allclose(total.get(), g.get().sum(), rtol=1e-12)
         del total
@@ -398,9 +391,9 @@ def test_a_streams_scratch_is_never_replaced() -> None:
 
 @pytest.mark.parametrize("on", ["a new stream", "the legacy stream"])
 def test_threads_reducing_on_one_stream_agree(on: str) -> None:
-    # Threads that reduce on one stream at once each get their own operand's result: on a GPU
-    # the stream orders their launches, which share its scratch; the host backend runs each
-    # launch as it is issued, so there each thread has a scratch of its own.
+    # Threads that reduce on one stream at once each get their own operand's result: the
+    # stream orders their launches, which share its scratch (on the host backend too, which
+    # runs a launch on the thread that makes it).
     import threading
 
     stream = pygpu.cudaStream_t(1) if on == "a new stream" else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -167,3 +168,61 @@ def test_current_device_is_per_thread() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0", "1"]
+
+
+_EXCLUSIVE = r"""
+extern "C" __global__ void exclusive(int* busy, int* overlaps, int spins) {
+  // One thread notes whether another launch is inside at the same time, lingers, and leaves.
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    if (atomicAdd(busy, 1) != 0) atomicAdd(overlaps, 1);
+    volatile int x = 0;
+    for (int i = 0; i < spins; ++i) x = x + i;
+    atomicSub(busy, 1);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("on", ["a new stream", "the legacy stream", "a graph replayed on a new stream"])
+def test_launches_of_several_threads_on_one_stream_run_one_at_a_time(on: str) -> None:
+    # A stream runs its work in order, whichever thread enqueued it. The host backend runs a
+    # launch on the thread that makes it: it must still not overlap another thread's launch on
+    # the same stream (kernels that share a buffer per stream, as the reductions' scratch, would
+    # see each other's writes).
+    import threading
+
+    from pygpu import gpuarray
+    from pygpu.compiler import SourceModule
+
+    kernel = SourceModule(_EXCLUSIVE, no_extern_c=True).get_function("exclusive")
+    busy, overlaps = gpuarray.zeros(1, np.int32), gpuarray.zeros(1, np.int32)
+    stream = None if on == "the legacy stream" else pygpu.cudaStream_t(1)
+    spins = np.int32(300_000)  # long enough that another thread gets to launch meanwhile
+    replay = None
+    if on.startswith("a graph"):
+        graph = pygpu.Graph()
+        graph.add_kernel_node(kernel, busy, overlaps, spins, block=(1, 1, 1), grid=(1, 1))
+        replay = graph.instantiate()
+    start = threading.Barrier(4)
+
+    def launch_many() -> None:
+        start.wait()
+        for _ in range(30):
+            if replay is not None:
+                replay.launch(stream)
+            else:
+                kernel(busy, overlaps, spins, block=(1, 1, 1), grid=(1, 1), stream=stream)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=launch_many) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    pygpu.cudaDeviceSynchronize()
+    assert int(overlaps.get()[0]) == 0
+    assert int(busy.get()[0]) == 0

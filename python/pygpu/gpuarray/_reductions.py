@@ -14,7 +14,6 @@ numpy's do, and raise on an empty array.
 from __future__ import annotations
 
 import builtins
-import threading
 from typing import Any, Self, TypeVar
 
 import numpy as np
@@ -22,7 +21,7 @@ import numpy as np
 import pygpu.gpuarray._bundled as _bundled
 import pygpu.gpuarray._storage as _storage
 from pygpu._driver.devices import current_device
-from pygpu._pygpu import capabilities, memset_d32
+from pygpu._pygpu import memset_d32
 from pygpu.gpuarray._layout import extent, is_dense
 from pygpu.gpuarray._ordering import is_capturing
 
@@ -82,19 +81,13 @@ _TICKET_BYTES = 16
 _SCRATCH_WORDS = (_TICKET_BYTES + _bundled.MAX_GRID * 16) // 4
 # device -> the scratch of its legacy default stream (which lives as long as the process).
 _default_stream_scratch: dict[int, Any] = {}
-# The host backend runs a launch on the calling thread before the call returns, so launches
-# that two threads issue on one stream run at the same time there: each thread has its own
-# scratch per device instead (never in use by queued work: nothing is queued).
-_host_thread_scratch = threading.local()
 
 
 def _scratch(stream: Any) -> int:
     """The device address of ``stream``'s one-pass scratch (made on first use, its ticket 0),
     or 0 while the stream captures: a graph may replay on any stream, beside this one's work.
-    Launches of one stream are ordered, so they can share it; each stream has its own (on the
-    host backend each thread, whose launches run as they are issued)."""
-    if capabilities().kernels_on_cpu:
-        return _host_scratch(stream)
+    Launches of one stream are ordered (on the host backend too, from any thread), so they can
+    share it; each stream has its own."""
     # Two threads may make a stream's first scratch at once: the first one stored is the one
     # both use (setdefault; the stream's slot keeps its first value), the other is dropped unused.
     if stream is None:
@@ -116,20 +109,6 @@ def _scratch(stream: Any) -> int:
 
 
 _NO_SCRATCH_SLOT = object()
-
-
-def _host_scratch(stream: Any) -> int:
-    """This thread's scratch on the current device (host backend; 0 while ``stream`` captures)."""
-    if stream is not None and is_capturing(stream):
-        return 0
-    scratches: dict[int, Any] | None = getattr(_host_thread_scratch, "by_device", None)
-    if scratches is None:
-        scratches = _host_thread_scratch.by_device = {}
-    device = current_device()
-    scratch = scratches.get(device)
-    if scratch is None:
-        scratch = scratches[device] = _new_scratch(None)
-    return scratch.ptr  # type: ignore[no-any-return]
 
 
 def _new_scratch(stream: Any) -> Any:

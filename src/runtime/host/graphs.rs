@@ -195,14 +195,18 @@ impl Graphs for HostBackend {
     }
 
     fn graph_launch(&self, exec: GraphExecHandle, stream: StreamHandle) -> Result<()> {
-        let graph = {
-            let state = self.state();
+        let (graph, order) = {
+            let mut state = self.state();
             self.check_stream(&state, Some(stream))?;
             if state.capturing.contains_key(&stream.0) {
                 return Err(Self::err(CAPTURE_UNSUPPORTED));
             }
-            state.graph_execs.get(&exec.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?
+            let graph =
+                state.graph_execs.get(&exec.0).cloned().ok_or_else(|| Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE))?;
+            (graph, Self::stream_order(&mut state, Some(stream)))
         };
+        // A replay runs in order with the stream's launches, as one launch does.
+        let _in_order = order.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: captured ops were validated when captured, added nodes are checked as they
         // run; host pointers in a graph must stay valid while it is replayed, as in CUDA.
         unsafe { self.run_graph(&graph, stream) }

@@ -211,8 +211,10 @@ extern "C" fn fork_parent() {
 extern "C" fn fork_child() {
     let _ = FORK_GUARDS.try_with(|g| {
         if let Some((pool, mut state)) = g.borrow_mut().take() {
-            // Only the forking thread exists in the child: launches running elsewhere are gone.
+            // Only the forking thread exists in the child: launches running elsewhere are gone,
+            // and so are the stream locks they held.
             state.running_launches = 0;
+            state.stream_order.clear();
             drop((state, pool));
         }
     });

@@ -1,6 +1,7 @@
 //! The host backend: device memory is host memory, streams execute their work in order
-//! at the moment it is enqueued (so they are always idle when queried), events carry the
-//! time they were recorded. Every device address is checked against a registry of live
+//! at the moment it is enqueued (so they are always idle when queried; a launch or a graph
+//! replay holds its stream's lock while it runs, so that two threads' launches on one stream
+//! run one after the other, as on a GPU), events carry the time they were recorded. Every device address is checked against a registry of live
 //! allocations, so a bad pointer is an error code here, as the driver would answer it,
 //! rather than a stray write.
 
@@ -96,6 +97,10 @@ struct State {
     /// Kernel launches running now (on any thread): memory freed meanwhile is only taken out
     /// of the registry, and released by the last of them to end (`memory::LaunchGuard`).
     running_launches: usize,
+    /// Stream id (the legacy default stream's is 0) -> the lock a launch or a graph replay on it
+    /// holds while it runs: work runs on the thread that enqueues it, so without it two threads'
+    /// launches on one stream would run at the same time, where a GPU runs them in order.
+    stream_order: HashMap<usize, Arc<Mutex<()>>>,
     /// (address, bytes) freed while a launch ran.
     deferred_frees: Vec<(u64, usize)>,
     /// Pooled blocks freed while a launch ran: given back to the pool's cache when it ends.
@@ -191,7 +196,7 @@ impl HostBackend {
 
     /// Runs `op` now, or records it if its stream is being captured.
     fn submit(&self, stream: Option<StreamHandle>, op: HostOp) -> Result<()> {
-        {
+        let order = {
             let mut state = self.state();
             self.check_stream(&state, stream)?;
             if stream.is_some_and(|s| state.capturing.contains_key(&s.0)) {
@@ -201,10 +206,19 @@ impl HostBackend {
                 }
                 return Ok(());
             }
-        }
+            // Launches only: copies and memsets are short, and some run holding the GIL, which
+            // a kernel's Ctrl-C check needs (a launch waits for the lock without it).
+            matches!(op, HostOp::Launch { .. }).then(|| Self::stream_order(&mut state, stream))
+        };
+        let _in_order = order.as_deref().map(|lock| lock.lock().unwrap_or_else(|e| e.into_inner()));
         // SAFETY: the caller of the public entry point vouched for the host pointers;
         // device ranges are checked by run_op.
         unsafe { self.run_op_on(&op, stream) }
+    }
+
+    /// The lock that launches on `stream` hold while they run (`State::stream_order`).
+    fn stream_order(state: &mut State, stream: Option<StreamHandle>) -> Arc<Mutex<()>> {
+        state.stream_order.entry(stream.unwrap_or(StreamHandle::DEFAULT).0).or_default().clone()
     }
 
     /// run_op, noted in a running pygpu.profile() recording (`stream`: None is the default one).

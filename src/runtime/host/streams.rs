@@ -15,6 +15,7 @@ impl Streams for HostBackend {
         let mut state = self.state();
         // A capture in progress ends with its stream (CUDA invalidates it likewise).
         state.capturing.remove(&stream.0);
+        state.stream_order.remove(&stream.0);
         match state.streams.remove(&stream.0) {
             Some(_) => Ok(()),
             None => Err(Self::err(CUDA_ERROR_INVALID_RESOURCE_HANDLE)),
