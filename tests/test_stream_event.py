@@ -226,3 +226,31 @@ def test_launches_of_several_threads_on_one_stream_run_one_at_a_time(on: str) ->
     pygpu.cudaDeviceSynchronize()
     assert int(overlaps.get()[0]) == 0
     assert int(busy.get()[0]) == 0
+
+
+def test_a_stream_is_busy_while_another_threads_launch_on_it_runs() -> None:
+    # The host backend runs a launch on the thread that makes it; another thread must still see
+    # the stream busy meanwhile, and its synchronize must wait for that launch, as on a GPU.
+    import threading
+
+    from pygpu import gpuarray
+    from pygpu.compiler import SourceModule
+
+    kernel = SourceModule(_EXCLUSIVE, no_extern_c=True).get_function("exclusive")
+    busy, overlaps = gpuarray.zeros(1, np.int32), gpuarray.zeros(1, np.int32)
+    stream = pygpu.cudaStream_t(1)
+    spins = np.int32(10_000_000)  # milliseconds on the host, a fraction of a second on a GPU
+
+    launcher = threading.Thread(
+        target=lambda: kernel(busy, overlaps, spins, block=(1, 1, 1), grid=(1, 1), stream=stream)
+    )
+    launcher.start()
+    deadline = time.monotonic() + 30
+    while int(busy.get()[0]) == 0 and time.monotonic() < deadline:
+        pass
+    assert int(busy.get()[0]) == 1, "the kernel was never seen running"
+    assert pygpu.cudaStreamQuery(stream).name == "cudaErrorNotReady"
+    assert pygpu.cudaStreamSynchronize(stream) == 0
+    assert int(busy.get()[0]) == 0  # the wait ended with the launch
+    assert pygpu.cudaStreamQuery(stream) == 0
+    launcher.join()

@@ -24,7 +24,10 @@ impl Streams for HostBackend {
 
     fn stream_synchronize(&self, stream: StreamHandle) -> Result<()> {
         self.check_not_capturing(stream)?;
-        // Its work has already run: a recording notes where the program waited, taking no time.
+        // Its work has already run, but for another thread's launch in progress, which
+        // stream_query reports and Python's synchronize waits out by polling it (without the
+        // GIL, which that launch's Ctrl-C check may need: no lock is waited for here). A
+        // recording notes where the program waited, taking no time.
         if activity::recording() {
             activity::record_since(ActivityKind::Synchronize, activity::clock_ns(), stream.0 as u64, 0);
         }
@@ -33,7 +36,10 @@ impl Streams for HostBackend {
 
     fn stream_query(&self, stream: StreamHandle) -> Result<bool> {
         self.check_not_capturing(stream)?;
-        Ok(true)
+        // Work runs as it is enqueued: only another thread's launch or replay may still be
+        // running, holding the stream's lock (a poisoned lock is free).
+        let order = self.state().stream_order.get(&stream.0).cloned();
+        Ok(order.is_none_or(|lock| !matches!(lock.try_lock(), Err(std::sync::TryLockError::WouldBlock))))
     }
 
     fn stream_wait_event(&self, stream: StreamHandle, event: EventHandle) -> Result<()> {
