@@ -1,9 +1,10 @@
-//! The host backend: device memory is host memory, streams execute their work in order
-//! at the moment it is enqueued (so they are always idle when queried; a launch or a graph
-//! replay holds its stream's lock while it runs, so that two threads' launches on one stream
-//! run one after the other, as on a GPU), events carry the time they were recorded. Every device address is checked against a registry of live
-//! allocations, so a bad pointer is an error code here, as the driver would answer it,
-//! rather than a stray write.
+//! The host backend: device memory is host memory, streams execute their work in order at the
+//! moment it is enqueued, on the enqueuing thread (a launch or a graph replay holds its stream's
+//! lock while it runs, so that two threads' launches on one stream run one after the other, as
+//! on a GPU; a stream is busy only while another thread's launch holds it), events carry the
+//! time they were recorded. Every device address is checked against a registry of live
+//! allocations, so a bad pointer is an error code here, as the driver would answer it, rather
+//! than a stray write.
 
 use std::alloc::{dealloc, Layout};
 use std::cell::Cell;
