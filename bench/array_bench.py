@@ -74,17 +74,19 @@ def device_sync() -> None:
     pygpu.cudaDeviceSynchronize().check()
 
 
-def per_call_us(fn: Callable[[], Any], sync: Callable[[], Any], calls: int = 2000) -> float:
+def per_call_us(fn: Callable[[], Any], sync: Callable[[], Any], calls: int = 2000, rounds: int = 5) -> float:
+    """µs per call of ``calls`` back-to-back calls of fn and one sync() (after a warm-up call);
+    the median of ``rounds``. The other scripts of this folder time calls with it too."""
     fn()
     sync()
-    rounds = []
-    for _ in range(5):
+    samples = []
+    for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(calls):
             fn()
         sync()
-        rounds.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(rounds)
+        samples.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(samples)
 
 
 def bandwidth(reps: int) -> dict[str, Any]:

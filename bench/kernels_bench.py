@@ -24,13 +24,13 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 import pygpu
+from array_bench import per_call_us  # this folder: µs per call of back-to-back calls and one sync
 from pygpu import gpuarray, tools
 from pygpu.elementwise import ElementwiseKernel
 from pygpu.reduction import ReductionKernel
@@ -53,19 +53,6 @@ def event_seconds(fn: Callable[[], Any], reps: int) -> float:
         ms, err = pygpu.cudaEventElapsedTime(start, stop)
         err.check()
         rounds.append(ms / 1e3 / reps)
-    return statistics.median(rounds)
-
-
-def per_call_us(fn: Callable[[], Any], sync: Callable[[], Any], calls: int) -> float:
-    fn()
-    sync()
-    rounds = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        rounds.append((time.perf_counter() - t0) / calls * 1e6)
     return statistics.median(rounds)
 
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pygpu
+from array_bench import per_call_us  # this folder: µs per call of back-to-back calls and one sync
 from pygpu import cumath
 from pygpu import gpuarray as ga
 from pygpu.compiler import SourceModule
@@ -35,19 +34,6 @@ N = 1000
 EMPTY = 'extern "C" __global__ void empty(float *p, int n, double x) { if (n < 0) p[0] = (float)x; }'
 AXPY = "{t} a, const {t} *x, const {t} *y, {t} *z", "z[i] = a*x[i] + y[i]"
 CTYPES = {"float32": "float", "float64": "double"}
-
-
-def per_call_us(fn: Callable[[], Any], sync: Callable[[], Any], calls: int, rounds: int) -> float:
-    fn()
-    sync()
-    samples = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        samples.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(samples)
 
 
 def pygpu_calls() -> dict[str, Callable[[], Any]]:

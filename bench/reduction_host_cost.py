@@ -13,26 +13,14 @@ import argparse
 import cProfile
 import io
 import pstats
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from array_bench import per_call_us  # this folder: µs per call of back-to-back calls and one sync
 
-def per_call(f: Callable[[], Any], sync: Callable[[], Any], calls: int, rounds: int = 7) -> float:
-    """µs per call of ``calls`` back-to-back calls and one sync; the median of ``rounds``."""
-    times = []
-    f()
-    for _ in range(rounds):
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            f()
-        sync()
-        times.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(times)
+ROUNDS = 7  # samples per figure, of which the median is printed
 
 
 def main() -> None:
@@ -65,12 +53,12 @@ def main() -> None:
             copy = None
             if n > 1000:
                 dst = ga.empty_like(a)
-                copy = per_call(lambda: pygpu.memcpy_dtod(dst.ptr, a.ptr, a.nbytes), sync, calls)
+                copy = per_call_us(lambda: pygpu.memcpy_dtod(dst.ptr, a.ptr, a.nbytes), sync, calls, ROUNDS)
             for op, f in ours.items():
-                t = per_call(f, sync, calls)
+                t = per_call_us(f, sync, calls, ROUNDS)
                 line = f"n={n:>9} {np.dtype(dtype).name:8} {op:4}: pygpu {t:7.2f} us"
                 if op in theirs:
-                    line += f", CuPy {per_call(theirs[op], sync, calls):7.2f} us"
+                    line += f", CuPy {per_call_us(theirs[op], sync, calls, ROUNDS):7.2f} us"
                 if copy is not None:
                     read = a.nbytes * (2 if op == "dot" else 1)
                     line += f", {read / t / (2 * a.nbytes / copy):.3f} of the copy"
