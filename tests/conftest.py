@@ -11,7 +11,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +116,35 @@ def interrupt_python(code: str, after: float, timeout: float = 30) -> subprocess
         proc.communicate()
         pytest.fail("the process did not end after Ctrl-C")
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def run_threads(target: Callable[[int], object], count: int, switch_interval: float | None = None) -> None:
+    """Runs ``target(k)`` on ``count`` threads (k = 0, 1, ...) that start it at the same moment,
+    waits for them all, and raises the first exception any of them raised. ``switch_interval``:
+    how often Python switches threads meanwhile (seconds), so that races show sooner."""
+    start = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        start.wait()
+        try:
+            target(k)
+        except BaseException as e:  # noqa: BLE001 - any failure of a thread is the test's
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    if switch_interval is not None:
+        sys.setswitchinterval(switch_interval)
+    try:
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    if errors:
+        raise errors[0]
 
 
 def receive_from(results: Any, process: Any, timeout: float) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pygpu
 import pytest
-from conftest import count_fuzz_case
+from conftest import count_fuzz_case, run_threads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygpu import gpuarray
@@ -394,24 +394,16 @@ def test_threads_reducing_on_one_stream_agree(on: str) -> None:
     # Threads that reduce on one stream at once each get their own operand's result: the
     # stream orders their launches, which share its scratch (on the host backend too, which
     # runs a launch on the thread that makes it).
-    import threading
-
     stream = pygpu.cudaStream_t(1) if on == "a new stream" else None
     hosts = [sample(200_000 + 1000 * k, np.float64, 32 + k) for k in range(4)]
     arrays = [gpuarray.to_gpu(h) for h in hosts]
-    start = threading.Barrier(4)
     totals: dict[int, list[float]] = {k: [] for k in range(4)}
 
     def reduce(k: int) -> None:
-        start.wait()
         for _ in range(15):
             totals[k].append(float(gpuarray.sum(arrays[k], stream=stream).get()))
 
-    threads = [threading.Thread(target=reduce, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(reduce, 4)
     for k in range(4):
         np.testing.assert_allclose(totals[k], [hosts[k].sum()] * 15, rtol=1e-12)
 

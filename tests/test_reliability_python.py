@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import pygpu
 import pygpu.gpuarray as ga
+from conftest import run_threads
 from pygpu import curandom
 from pygpu._toolchain import host_compiler
 from pygpu._toolchain import kernel_hints
@@ -743,28 +744,11 @@ def test_holds_recorded_by_many_threads_at_once_are_kept_until_done() -> None:
     # the objects to keep until it is done). A thread switch between one thread's look at the
     # oldest hold and its pop let another pop it first: the pop then failed (IndexError) or, on a
     # GPU, took a hold still running, freeing its temporaries under the kernel.
-    import threading
-
     from pygpu.gpuarray import _bundled
 
-    errors: list[BaseException] = []
+    def hold_many(_: int) -> None:
+        for _ in range(5000):
+            _bundled.hold(None, (object(),))
 
-    def hold_many() -> None:
-        try:
-            for _ in range(5000):
-                _bundled.hold(None, (object(),))
-        except BaseException as e:  # noqa: BLE001 - any failure of a thread is the test's
-            errors.append(e)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=hold_many) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
-    pygpu.cudaDeviceSynchronize()
-    assert errors == []
+    run_threads(hold_many, 8, switch_interval=1e-6)  # raises what any thread raised
+    assert pygpu.cudaDeviceSynchronize() == 0

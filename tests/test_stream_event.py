@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
 import pytest
 
 import pygpu
-from conftest import run_python
+from conftest import run_python, run_threads
 
 
 def test_stream_life_cycle() -> None:
@@ -189,8 +188,6 @@ def test_launches_of_several_threads_on_one_stream_run_one_at_a_time(on: str) ->
     # launch on the thread that makes it: it must still not overlap another thread's launch on
     # the same stream (kernels that share a buffer per stream, as the reductions' scratch, would
     # see each other's writes).
-    import threading
-
     from pygpu import gpuarray
     from pygpu.compiler import SourceModule
 
@@ -203,26 +200,15 @@ def test_launches_of_several_threads_on_one_stream_run_one_at_a_time(on: str) ->
         graph = pygpu.Graph()
         graph.add_kernel_node(kernel, busy, overlaps, spins, block=(1, 1, 1), grid=(1, 1))
         replay = graph.instantiate()
-    start = threading.Barrier(4)
 
-    def launch_many() -> None:
-        start.wait()
+    def launch_many(_: int) -> None:
         for _ in range(30):
             if replay is not None:
                 replay.launch(stream)
             else:
                 kernel(busy, overlaps, spins, block=(1, 1, 1), grid=(1, 1), stream=stream)
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        threads = [threading.Thread(target=launch_many) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_threads(launch_many, 4, switch_interval=1e-5)
     pygpu.cudaDeviceSynchronize()
     assert int(overlaps.get()[0]) == 0
     assert int(busy.get()[0]) == 0
