@@ -214,29 +214,51 @@ def test_launches_of_several_threads_on_one_stream_run_one_at_a_time(on: str) ->
     assert int(busy.get()[0]) == 0
 
 
+_HELD = r"""
+extern "C" __global__ void held(int* busy, const volatile int* release, long long limit) {
+  // Stays inside until the host sets *release; `limit` clock64 ticks end it if none comes.
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    atomicAdd(busy, 1);
+    long long start = clock64();
+    while (*release == 0 && clock64() - start < limit) {
+    }
+    atomicSub(busy, 1);
+  }
+}
+"""
+
+
 def test_a_stream_is_busy_while_another_threads_launch_on_it_runs() -> None:
     # The host backend runs a launch on the thread that makes it; another thread must still see
-    # the stream busy meanwhile, and its synchronize must wait for that launch, as on a GPU.
+    # the stream busy meanwhile, and its synchronize must wait for that launch, as on a GPU. The
+    # kernel waits for a word the test sets, so no step here depends on how long anything takes.
     import threading
 
     from pygpu import gpuarray
     from pygpu.compiler import SourceModule
 
-    kernel = SourceModule(_EXCLUSIVE, no_extern_c=True).get_function("exclusive")
-    busy, overlaps = gpuarray.zeros(1, np.int32), gpuarray.zeros(1, np.int32)
+    kernel = SourceModule(_HELD, no_extern_c=True).get_function("held")
+    busy, release = gpuarray.zeros(1, np.int32), gpuarray.zeros(1, np.int32)
     stream = pygpu.cudaStream_t(1)
-    spins = np.int32(10_000_000)  # milliseconds on the host, a fraction of a second on a GPU
+    limit = np.int64(60_000_000_000)  # 60 s on the host (ns), about 30 s on a GPU (cycles)
 
     launcher = threading.Thread(
-        target=lambda: kernel(busy, overlaps, spins, block=(1, 1, 1), grid=(1, 1), stream=stream)
+        target=lambda: kernel(busy, release, limit, block=(1, 1, 1), grid=(1, 1), stream=stream)
     )
     launcher.start()
-    deadline = time.monotonic() + 30
-    while int(busy.get()[0]) == 0 and time.monotonic() < deadline:
-        pass
-    assert int(busy.get()[0]) == 1, "the kernel was never seen running"
-    assert pygpu.cudaStreamQuery(stream).name == "cudaErrorNotReady"
-    assert pygpu.cudaStreamSynchronize(stream) == 0
-    assert int(busy.get()[0]) == 0  # the wait ended with the launch
-    assert pygpu.cudaStreamQuery(stream) == 0
-    launcher.join()
+    try:
+        deadline = time.monotonic() + 30
+        while int(busy.get()[0]) == 0 and time.monotonic() < deadline:
+            pass
+        assert int(busy.get()[0]) == 1, "the kernel was never seen running"
+        assert pygpu.cudaStreamQuery(stream).name == "cudaErrorNotReady"
+        releaser = threading.Timer(0.2, lambda: release.set(np.ones(1, np.int32)))
+        releaser.start()
+        assert pygpu.cudaStreamSynchronize(stream) == 0
+        assert int(busy.get()[0]) == 0  # the wait ended with the launch, after the release
+        assert int(release.get()[0]) == 1
+        assert pygpu.cudaStreamQuery(stream) == 0
+        releaser.join()
+    finally:
+        release.set(np.ones(1, np.int32))  # a failing test leaves no kernel spinning
+        launcher.join()
