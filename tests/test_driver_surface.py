@@ -410,6 +410,26 @@ def test_get_driver_version_is_a_cuda_version_number(backend: str) -> None:
         assert version >= 12000
 
 
+def test_enumerations_print_as_pycudas_boost_python_enums() -> None:
+    # PyCUDA's enumerations are Boost.Python enums, whose str() is the member's name: Kernel Tuner
+    # keys a device's attributes by it, PyCUDA's dump_properties example prints it.
+    dev = cuda.Device(0)
+    by_name = {str(k): v for k, v in dev.get_attributes().items()}
+    assert by_name["MAX_THREADS_PER_BLOCK"] == dev.get_attribute(cuda.device_attribute.MAX_THREADS_PER_BLOCK)
+    assert f"{cuda.function_attribute.NUM_REGS}" == "NUM_REGS" and "%d" % cuda.function_attribute.NUM_REGS == "4"
+    assert str(cuda.ctx_flags.SCHED_AUTO) == "SCHED_AUTO" and str(cuda.event_flags.DISABLE_TIMING) == "DISABLE_TIMING"
+    assert str(cuda.ctx_flags.SCHED_SPIN | cuda.ctx_flags.MAP_HOST) == "9"  # no name: its number, as Boost's
+    assert str(cuda.host_alloc_flags.DEVICEMAP) == "2"  # plain integers in PyCUDA
+    # The rest of PyCUDA's enumerations, numbered as cuda.h numbers them.
+    assert (cuda.compute_mode.PROHIBITED, cuda.memory_type.DEVICE, cuda.pointer_attribute.HOST_POINTER) == (2, 2, 4)
+    assert (cuda.array_format.FLOAT, cuda.address_mode.BORDER, cuda.filter_mode.LINEAR) == (0x20, 3, 1)
+    assert (cuda.jit_target.COMPUTE_90A, cuda.jit_fallback.PREFER_BINARY) == (0x10000 + 90, 1)
+    assert getattr(cuda.array3d_flags, "2DARRAY") == cuda.array3d_flags.ARRAY3D_LAYERED == 1
+    assert (
+        str(cuda.compute_mode(dev.get_attribute(cuda.device_attribute.COMPUTE_MODE))) in cuda.compute_mode.__members__
+    )
+
+
 def test_device_attributes_by_name_and_number() -> None:
     dev = cuda.Device(0)
     da = cuda.device_attribute

@@ -2,6 +2,9 @@
 
 They are ``IntEnum``/``IntFlag`` classes, so a member is its CUDA number wherever an int is
 expected, and PyCUDA's spellings (``device_attribute.MAX_THREADS_PER_BLOCK``) work unchanged.
+Those that are Boost.Python enums in PyCUDA also print as PyCUDA's do: ``str()`` of a member is
+its name (programs key dictionaries of device attributes by it), of a combination its number.
+``host_alloc_flags`` and ``mem_host_register_flags`` are plain integers there, and print so here.
 """
 
 from __future__ import annotations
@@ -9,22 +12,49 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "TRSA_OVERRIDE_FORMAT",
+    "TRSF_NORMALIZED_COORDINATES",
+    "TRSF_READ_AS_INTEGER",
+    "TR_DEFAULT",
+    "NamedEnum",
+    "address_mode",
+    "array3d_flags",
+    "array_cubemap_face",
+    "array_format",
+    "compute_mode",
     "ctx_flags",
     "device_attribute",
+    "filter_mode",
     "func_cache",
     "function_attribute",
+    "graphics_register_flags",
     "host_alloc_flags",
     "ipc_mem_flags",
+    "jit_fallback",
     "jit_input_type",
     "jit_option",
+    "jit_target",
     "limit",
     "mem_attach_flags",
     "mem_host_register_flags",
+    "memory_type",
+    "pointer_attribute",
+    "profiler_output_mode",
     "shared_config",
 ]
 
 
-class device_attribute(enum.IntEnum):
+class NamedEnum:
+    """Mixed into the enumerations that PyCUDA defines with Boost.Python, whose ``str()`` is
+    the member's name rather than its number (``f"{member}"`` follows ``str``; ``%d`` and
+    ``int()`` still give the number). A combination of flags has no single name: its number."""
+
+    def __str__(self) -> str:
+        name = getattr(self, "_name_", None)
+        return name if name and "|" not in name else str(getattr(self, "_value_", ""))
+
+
+class device_attribute(NamedEnum, enum.IntEnum):
     """Every ``CU_DEVICE_ATTRIBUTE_*`` of CUDA 12.8 (without the prefix), for
     ``Device.get_attribute``; aliases are PyCUDA's older names of the same numbers."""
 
@@ -178,7 +208,7 @@ class device_attribute(enum.IntEnum):
     VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
 
 
-class function_attribute(enum.IntEnum):
+class function_attribute(NamedEnum, enum.IntEnum):
     """``CU_FUNC_ATTRIBUTE_*``, for ``Function.get_attribute``/``set_attribute``."""
 
     MAX_THREADS_PER_BLOCK = 0
@@ -199,7 +229,7 @@ class function_attribute(enum.IntEnum):
     CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
 
 
-class func_cache(enum.IntEnum):
+class func_cache(NamedEnum, enum.IntEnum):
     """``CU_FUNC_CACHE_*``: the preferred split of on-chip memory between L1 and shared."""
 
     PREFER_NONE = 0
@@ -208,7 +238,7 @@ class func_cache(enum.IntEnum):
     PREFER_EQUAL = 3
 
 
-class shared_config(enum.IntEnum):
+class shared_config(NamedEnum, enum.IntEnum):
     """``CU_SHARED_MEM_CONFIG_*`` (ignored by every GPU since Volta, as in CUDA)."""
 
     DEFAULT_BANK_SIZE = 0
@@ -216,7 +246,7 @@ class shared_config(enum.IntEnum):
     EIGHT_BYTE_BANK_SIZE = 2
 
 
-class limit(enum.IntEnum):
+class limit(NamedEnum, enum.IntEnum):
     """``CU_LIMIT_*``, for ``Context.get_limit``/``set_limit``."""
 
     STACK_SIZE = 0
@@ -228,7 +258,7 @@ class limit(enum.IntEnum):
     PERSISTING_L2_CACHE_SIZE = 6
 
 
-class ctx_flags(enum.IntFlag):
+class ctx_flags(NamedEnum, enum.IntFlag):
     """``CU_CTX_*`` flags of ``Device.make_context``. pygpu uses each device's primary
     context, whose flags the CUDA runtime sets: only ``SCHED_AUTO`` (0) is accepted."""
 
@@ -251,7 +281,7 @@ class host_alloc_flags(enum.IntFlag):
     WRITECOMBINED = 4
 
 
-class mem_attach_flags(enum.IntEnum):
+class mem_attach_flags(NamedEnum, enum.IntEnum):
     """``CU_MEM_ATTACH_*``, the ``mem_flags`` of ``managed_*`` and ``ManagedAllocation.attach``:
     which streams may access managed memory (one value, not a combination)."""
 
@@ -269,13 +299,13 @@ class mem_host_register_flags(enum.IntFlag):
     READ_ONLY = 8
 
 
-class ipc_mem_flags(enum.IntFlag):
+class ipc_mem_flags(NamedEnum, enum.IntFlag):
     """``CU_IPC_MEM_*``, the flags of ``IPCMemoryHandle``."""
 
     LAZY_ENABLE_PEER_ACCESS = 1
 
 
-class jit_input_type(enum.IntEnum):
+class jit_input_type(NamedEnum, enum.IntEnum):
     """``CU_JIT_INPUT_*``: what ``DynamicModule.add_data``/``add_file`` is given."""
 
     CUBIN = 0
@@ -285,7 +315,7 @@ class jit_input_type(enum.IntEnum):
     LIBRARY = 4
 
 
-class jit_option(enum.IntEnum):
+class jit_option(NamedEnum, enum.IntEnum):
     """``CU_JIT_*`` options of ``module_from_buffer`` and ``DynamicModule``'s ``link_options``."""
 
     MAX_REGISTERS = 0
@@ -303,3 +333,133 @@ class jit_option(enum.IntEnum):
     LOG_VERBOSE = 12
     GENERATE_LINE_INFO = 13
     CACHE_MODE = 14
+
+
+class jit_target(NamedEnum, enum.IntEnum):
+    """``CU_TARGET_COMPUTE_*``, the ``TARGET`` value among ``jit_option``s."""
+
+    COMPUTE_50 = 50
+    COMPUTE_52 = 52
+    COMPUTE_53 = 53
+    COMPUTE_60 = 60
+    COMPUTE_61 = 61
+    COMPUTE_62 = 62
+    COMPUTE_70 = 70
+    COMPUTE_72 = 72
+    COMPUTE_75 = 75
+    COMPUTE_80 = 80
+    COMPUTE_86 = 86
+    COMPUTE_90 = 90
+    COMPUTE_90A = 0x10000 + 90
+
+
+class jit_fallback(NamedEnum, enum.IntEnum):
+    """``CU_PREFER_*``, the ``FALLBACK_STRATEGY`` value among ``jit_option``s."""
+
+    PREFER_PTX = 0
+    PREFER_BINARY = 1
+
+
+class memory_type(NamedEnum, enum.IntEnum):
+    """``CU_MEMORYTYPE_*``: where a pointer's memory lives."""
+
+    HOST = 1
+    DEVICE = 2
+    ARRAY = 3
+    UNIFIED = 4
+
+
+class compute_mode(NamedEnum, enum.IntEnum):
+    """``CU_COMPUTEMODE_*``, the value of ``device_attribute.COMPUTE_MODE``."""
+
+    DEFAULT = 0
+    PROHIBITED = 2
+    EXCLUSIVE_PROCESS = 3
+
+
+class pointer_attribute(NamedEnum, enum.IntEnum):
+    """``CU_POINTER_ATTRIBUTE_*`` (the first four, as PyCUDA lists them)."""
+
+    CONTEXT = 1
+    MEMORY_TYPE = 2
+    DEVICE_POINTER = 3
+    HOST_POINTER = 4
+
+
+class profiler_output_mode(NamedEnum, enum.IntEnum):
+    """``CU_OUT_*``, the output format of CUDA's legacy command-line profiler."""
+
+    KEY_VALUE_PAIR = 0
+    CSV = 1
+
+
+class array_format(NamedEnum, enum.IntEnum):
+    """``CU_AD_FORMAT_*``: the element type of a CUDA array."""
+
+    UNSIGNED_INT8 = 0x01
+    UNSIGNED_INT16 = 0x02
+    UNSIGNED_INT32 = 0x03
+    SIGNED_INT8 = 0x08
+    SIGNED_INT16 = 0x09
+    SIGNED_INT32 = 0x0A
+    HALF = 0x10
+    FLOAT = 0x20
+
+
+class array3d_flags:
+    """``CUDA_ARRAY3D_*`` flags of a 3-D CUDA array (plain integers, as in PyCUDA; its
+    ``2DARRAY`` spelling, not a Python name, is ``getattr(array3d_flags, "2DARRAY")``)."""
+
+    ARRAY3D_2DARRAY = 0x01
+    ARRAY3D_LAYERED = 0x01
+    SURFACE_LDST = 0x02
+    CUBEMAP = 0x04
+    TEXTURE_GATHER = 0x08
+
+
+setattr(array3d_flags, "2DARRAY", array3d_flags.ARRAY3D_2DARRAY)
+
+
+class array_cubemap_face(NamedEnum, enum.IntEnum):
+    """``CU_CUBEMAP_FACE_*``: a face of a cubemap array."""
+
+    POSITIVE_X = 0
+    NEGATIVE_X = 1
+    POSITIVE_Y = 2
+    NEGATIVE_Y = 3
+    POSITIVE_Z = 4
+    NEGATIVE_Z = 5
+
+
+class address_mode(NamedEnum, enum.IntEnum):
+    """``CU_TR_ADDRESS_MODE_*``: how a texture read outside the array is answered."""
+
+    WRAP = 0
+    CLAMP = 1
+    MIRROR = 2
+    BORDER = 3
+
+
+class filter_mode(NamedEnum, enum.IntEnum):
+    """``CU_TR_FILTER_MODE_*``: nearest-point or linear texture filtering."""
+
+    POINT = 0
+    LINEAR = 1
+
+
+class graphics_register_flags(NamedEnum, enum.IntFlag):
+    """``CU_GRAPHICS_REGISTER_FLAGS_*`` of OpenGL interoperability (which pygpu does not have)."""
+
+    NONE = 0
+    READ_ONLY = 1
+    WRITE_DISCARD = 2
+    SURFACE_LDST = 4
+    TEXTURE_GATHER = 8
+
+
+# CU_TRSA_* / CU_TRSF_* / CU_PARAM_TR_DEFAULT: flags of the texture references CUDA 12 removed,
+# kept as numbers so that programs which only name them still import.
+TRSA_OVERRIDE_FORMAT = 0x01
+TRSF_READ_AS_INTEGER = 0x01
+TRSF_NORMALIZED_COORDINATES = 0x02
+TR_DEFAULT = -1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from pygpu._driver.enums import NamedEnum
 from pygpu._pygpu import (
     cudaEvent_t,
     cudaStream_t,
@@ -38,7 +39,7 @@ class Stream(cudaStream_t):
         stream_wait_event(self, event)
 
 
-class event_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
+class event_flags(NamedEnum, enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of ``Event(flags)`` (cuEventCreate's): ``DISABLE_TIMING`` makes recording cheaper."""
 
     DEFAULT = 0
