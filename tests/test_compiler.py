@@ -262,8 +262,22 @@ def test_unknown_option(backend: str) -> None:
 
 
 def test_nvcc_only_option_is_rejected_with_a_reason() -> None:
-    with pytest.raises(ValueError, match="host compiler"):
-        rtc.nvrtc_options(["-Xcompiler", "-fPIC"])
+    with pytest.raises(ValueError, match="does not link"):
+        rtc.nvrtc_options(["-Xlinker", "-s"])
+
+
+def test_host_compiler_and_entry_options_are_dropped_as_nvcc_cubin_does(backend: str) -> None:
+    # Kernel Tuner passes `-Xcompiler=-Wall -e <kernel>` with every kernel, and scripts pass -ccbin
+    # to pick nvcc's host compiler: a PyCUDA compile (nvcc --cubin) builds no host code, so none of
+    # them changes the kernels, but the preprocessor's -D among the host compiler's options does.
+    source = "__global__ void k(int* x) { x[0] = FROM_XCOMPILER; }"
+    options = ["-Xcompiler=-Wall", "-e", "k", "-ccbin", "gcc", "--compiler-options", "-O2,-DFROM_XCOMPILER=7"]
+    module = SourceModule(source, options=options)
+    out = gpuarray.zeros(1, np.int32)
+    module.get_function("k")(out, block=(1, 1, 1), grid=(1, 1))
+    assert int(out.get()[0]) == 7
+    with pytest.raises(ValueError, match="needs a value"):
+        SourceModule(source, options=["-Xcompiler"])
 
 
 def test_libraries_to_link_are_left_to_the_link() -> None:
@@ -486,7 +500,7 @@ def test_cuda_compile_flow_without_a_gpu(cuda_without_gpu: str, private_cache: P
     with pytest.raises(CompileError, match="sm_1"):
         compiler.compile(DOUBLE_ARRAY, arch="sm_1")
     with pytest.raises(ValueError, match="no NVRTC equivalent"):
-        compiler.compile(DOUBLE_ARRAY, options=["-ccbin", "gcc"])
+        compiler.compile(DOUBLE_ARRAY, options=["-Xlinker", "-s"])
     with pytest.raises(ValueError, match="fatbin"):
         compiler.compile(DOUBLE_ARRAY, target="fatbin")
 

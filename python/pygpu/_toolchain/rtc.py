@@ -216,10 +216,6 @@ def library_identity(library: str) -> str:
 # nvcc options with no NVRTC counterpart, and why; an option here is an error, so that a
 # program does not silently compile differently from what it asked for.
 _NVCC_ONLY = {
-    "-ccbin": "NVRTC compiles device code only: there is no host compiler",
-    "--compiler-bindir": "NVRTC compiles device code only: there is no host compiler",
-    "-Xcompiler": "NVRTC compiles device code only: host compiler options do not apply",
-    "--compiler-options": "NVRTC compiles device code only: host compiler options do not apply",
     "-Xlinker": "NVRTC does not link",
     "--linker-options": "NVRTC does not link",
     "-c": "pygpu chooses the output (a cubin for your GPU)",

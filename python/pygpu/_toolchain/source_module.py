@@ -127,6 +127,32 @@ def _absolute(value: str, folder: bool) -> str:
     return value
 
 
+# nvcc options for the host compiler/preprocessor, which a PyCUDA compile (nvcc --cubin) runs only
+# to preprocess the kernels; and nvcc's filter of the kernels to generate (-e), where compiling all
+# of them serves the same names. Both are dropped, but for the preprocessor's -D/-U/-I among the
+# host compiler's options (nvcc passes them as a comma-separated list).
+_HOST_SIDE_OPTIONS = {"-Xcompiler", "--compiler-options", "-ccbin", "--compiler-bindir", "-e", "--entries"}
+
+
+def _device_side(options: list[str]) -> list[str]:
+    """``options`` without what only nvcc's host compiler or its kernel filter takes."""
+    out: list[str] = []
+    it = iter(options)
+    for option in it:
+        head, eq, value = option.partition("=")
+        if head not in _HOST_SIDE_OPTIONS:
+            out.append(option)
+            continue
+        if not eq:
+            following = next(it, None)
+            if following is None:
+                raise ValueError(f"option {option!r} needs a value")
+            value = following
+        if head in ("-Xcompiler", "--compiler-options"):
+            out += [item for item in value.split(",") if item.startswith(("-D", "-U", "-I")) and len(item) > 2]
+    return out
+
+
 def _absolute_paths(options: list[str]) -> list[str]:
     """``options`` with the relative folder of each include-folder option (``-Idir``, ``-I dir``,
     ``--include-path=dir``, ``-isystem dir``...) and the relative file of each ``-include`` /
@@ -206,6 +232,7 @@ class _Plan:
         target: str,
     ) -> None:
         caps = capabilities()
+        options = _device_side(options)
         self.backend = caps.backend
         # Which compiler builds this source is the capability table's answer; all below follows it.
         self.compiler = caps.compiler
