@@ -40,8 +40,12 @@ impl Devices for HostBackend {
             pci_device_id: device,
             pci_domain_id: 0,
             total_global_mem: self.total_memory,
-            major: 0,
-            minor: 0,
+            // Programs expect a real number here (none expects a GPU below 1.0: Kernel Tuner
+            // turns it into `arch=`), and gate features by it: 3.5's dynamic parallelism, which
+            // the host does not run, must read as absent. Later capabilities' device code that
+            // the host has (`_sync` warp functions, `__nanosleep`, ...) compiles regardless.
+            major: HOST_COMPUTE_CAPABILITY.0,
+            minor: HOST_COMPUTE_CAPABILITY.1,
             multi_processor_count: std::thread::available_parallelism().map_or(1, |n| n.get() as i32),
         })
     }
@@ -104,6 +108,8 @@ impl Devices for HostBackend {
 /// The CUDA version whose runtime semantics the host backend follows: that of the bindings
 /// pygpu is built against (pygpu.driver.get_version()).
 const HOST_DRIVER_VERSION: i32 = 12080;
+/// The compute capability the host backend reports (see `device_properties`).
+const HOST_COMPUTE_CAPABILITY: (i32, i32) = (3, 0);
 
 /// A GPU's default for each CUlimit (CUDA's documented defaults), None for unknown limits.
 fn default_limit(limit: i32) -> Option<usize> {
