@@ -5,8 +5,9 @@
 #
 #   here:  scripts/build_wheel.sh                 # writes wheels/pygpu-*.whl
 #   here:  scripts/build_demo_for_gpu.sh          # the Rust Burgers driver -> .device-libs/
-#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|reduce-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|placement|reduce-tune|multi|scaling|clients|drop-in|all]   # default: all
-#          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`)
+#   there: scripts/gpu_run.sh [tests|fuzz|sanitize|sanitize-new|arrays|arrays-ab|reduce-ab|bench|demo|pool|speed|launch-ab|copies|profile|profiler|graphs|placement|reduce-tune|multi|scaling|clients|kernel-tuner|drop-in|all]   # default: all
+#          (multi, scaling: 2 GPUs; clients, drop-in: carry .clients from `scripts/client_suite.sh fetch`;
+#          kernel-tuner, drop-in: .clients/kernel_tuner-* from `scripts/client_kernel_tuner.sh fetch 3.12`)
 #   there: scripts/gpu_run.sh fetch-python       # copies its libpython 3.12 to $OUT/py312
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -345,8 +346,16 @@ if [ "$what" = drop-in ]; then
         'cd "$(dirname "$1")" && timeout 60 python3 "$(basename "$1")" >/dev/null 2>&1 </dev/null; echo "$? $1"' _ {} \
         >"$out/pycuda-examples.log"
     echo "PyCUDA's examples run to completion: $(grep -c '^0 ' "$out/pycuda-examples.log") of $(wc -l <"$out/pycuda-examples.log")"
+    OUT="$out" scripts/client_kernel_tuner.sh run >"$out/kernel-tuner-run.log" 2>&1 || status=1
+    tail -n 6 "$out/kernel-tuner-run.log"
     wait "$clients_pid" || status=1
     tail -n 12 "$out/clients.log"
+fi
+if [ "$what" = kernel-tuner ]; then
+    # Kernel Tuner's PyCUDA backend on this wheel: its own tests of it and tuning programs
+    # (scripts/client_kernel_tuner.sh; under a minute).
+    OUT="$out" scripts/client_kernel_tuner.sh run 2>&1 | tee "$out/kernel-tuner-run.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 if [ "$what" = clients ]; then
     # Issue 26: reikna's own suite on this wheel under the PyCUDA alias and on a real PyCUDA built
