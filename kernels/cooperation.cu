@@ -163,8 +163,9 @@ PYGPU_KERNEL void barrier_votes_i32(const int* x, int* out) {
 }
 PYGPU_EXPORT(barrier_votes_i32)
 
-// A barrier only half of the block reaches: a GPU hangs (or worse); the host backend reports
-// it. Never launch it on a GPU.
+// A barrier only half of the block reaches, while the other half exits: a barrier waits for
+// the threads that have not exited (PTX's barrier.sync), so this completes, on a GPU as on the
+// host backend.
 PYGPU_KERNEL void divergent_barrier(int* x) {
   if (threadIdx.x < 16) __syncthreads();
   x[threadIdx.x] = 1;

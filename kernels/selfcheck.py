@@ -320,10 +320,10 @@ def run_cooperation(lib: HostLib) -> None:
     want = [sum(range(32 * w, 32 * w + 32)) for w in range(4)]
     check(rc == 0 and list(out) == want, f"warp_sum_f32 ({rc}, {list(out)})")
 
+    # Threads 16-31 skip the barrier and exit: as on a GPU, it waits only for the others.
     flags = (ctypes.c_int * 32)()
     rc = lib.launch("divergent_barrier", (1, 1, 1), (32, 1, 1), flags)
-    message = lib.worker.message.decode()
-    check(rc == 719 and "barrier" in message and "(0,0,0)" in message, f"divergent_barrier ({rc}, {message!r})")
+    check(rc == 0 and list(flags) == [1] * 32, f"divergent_barrier ({rc}, {list(flags)})")
 
 
 FUNCTIONAL = {"testing": run_testing, "burgers": run_burgers, "cooperation": run_cooperation}

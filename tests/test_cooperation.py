@@ -10,6 +10,8 @@ import pytest
 
 import pygpu
 from conftest import interrupt_python, run_python
+from pygpu import gpuarray
+from pygpu.compiler import SourceModule
 
 
 @pytest.fixture(scope="module")
@@ -179,16 +181,47 @@ def test_device_printf(coop: pygpu.Module, capfd: pytest.CaptureFixture[str]) ->
     assert capfd.readouterr().out.count("hello from the device: 42") == 1
 
 
-def test_a_barrier_not_reached_by_all_threads_is_an_error(coop: pygpu.Module, backend: str) -> None:
-    if backend != "host":
-        pytest.skip("a GPU hangs or misbehaves on a divergent barrier; only the host backend can report it")
+def test_a_barrier_waits_only_for_threads_that_have_not_exited(coop: pygpu.Module) -> None:
+    # Threads 16-31 skip the barrier and exit; 0-15 wait at it. PTX's barrier.sync waits for the
+    # non-exited threads, so a GPU completes this (real code relies on it: `if (i >= n) return;`
+    # before a __syncthreads, PyNUFFT's loops with per-thread trip counts); the host must too.
     d = to_device(np.zeros(32, np.int32))
-    with pytest.raises(pygpu.CudaError, match=r"barrier .*not reached by all threads of block \([01],0,0\)") as info:
-        coop.get_function("divergent_barrier")(d, grid=(2, 1), block=(32, 1, 1))
+    coop.get_function("divergent_barrier")(d, grid=(2, 1), block=(32, 1, 1))
+    assert from_device(d, np.zeros(32, np.int32)).tolist() == [1] * 32
+    counted = SourceModule(
+        r"""
+        __global__ void k(int* out) {
+          if (threadIdx.x >= 40) return;  // 40 of 64 threads stay, over two warps
+          int n = __syncthreads_count(1);
+          for (int i = 0; i < (threadIdx.x < 8 ? 3 : 1); ++i) __syncthreads();  // uneven counts
+          out[threadIdx.x] = n;
+        }"""
+    ).get_function("k")
+    out = gpuarray.zeros(64, np.int32)
+    counted(out, block=(64, 1, 1), grid=(1, 1))
+    assert out.get().tolist() == [40] * 40 + [0] * 24
+
+
+def test_a_warp_operation_that_can_never_complete_is_an_error(backend: str) -> None:
+    if backend != "host":
+        pytest.skip("a GPU hangs here; only the host backend can report it")
+    # Lanes 16-31 wait at __syncwarp for lanes 0-15, which wait at __syncthreads for them.
+    deadlock = SourceModule(
+        r"""
+        __global__ void k(int* x) {
+          if (threadIdx.x < 16) __syncthreads(); else __syncwarp();
+          x[threadIdx.x] = 1;
+        }"""
+    ).get_function("k")
+    d = gpuarray.zeros(32, np.int32)
+    with pytest.raises(pygpu.CudaError, match=r"warp-synchronous .*warp 0 of block \([01],0,0\).*hang") as info:
+        deadlock(d, grid=(2, 1), block=(32, 1, 1))
     assert "719" in str(info.value) or getattr(info.value, "code", 719) == 719
     # The backend is still usable afterwards.
-    coop.get_function("barrier_votes_i32")(to_device(np.ones(32, np.int32)), d, grid=(1, 1), block=(32, 1, 1))
-    assert from_device(d, np.zeros(32, np.int32))[:3].tolist() == [32, 1, 1]
+    votes = pygpu.load_kernels("cooperation").get_function("barrier_votes_i32")
+    out = to_device(np.zeros(32, np.int32))
+    votes(to_device(np.ones(32, np.int32)), out, grid=(1, 1), block=(32, 1, 1))
+    assert from_device(out, np.zeros(32, np.int32))[:3].tolist() == [32, 1, 1]
 
 
 def test_ctrl_c_interrupts_a_long_host_launch_between_blocks(backend: str) -> None:

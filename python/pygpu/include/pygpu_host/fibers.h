@@ -7,7 +7,8 @@
 // block), and a kernel with barriers gets one fiber per thread. When every thread has started,
 // the scheduler releases complete barriers (resuming their threads in thread order) until all
 // threads have returned; a barrier that can never complete is reported, instead of hanging as
-// a GPU would. Part of pygpu_kernel.h: not meant to be included on its own.
+// a GPU would. Exited threads do not hold a barrier up (PTX: barrier.sync waits for the
+// non-exited threads). Part of pygpu_kernel.h: not meant to be included on its own.
 #pragma once
 
 #include <cstddef>
@@ -386,15 +387,14 @@ inline unsigned int warp_lanes(const Block* b, unsigned int warp) {  // the lane
   return n == kWarpSize ? 0xffffffffu : (1u << n) - 1u;
 }
 
-inline int fail(Block* b, const char* what, unsigned int warp) {
-  if (warp == ~0u)
-    std::snprintf(b->worker->message, sizeof b->worker->message,
-                  "%s not reached by all threads of block (%u,%u,%u): a GPU would hang here", what,
-                  blockIdx.x, blockIdx.y, blockIdx.z);
-  else
-    std::snprintf(b->worker->message, sizeof b->worker->message,
-                  "%s not reached by all threads of its mask in warp %u of block (%u,%u,%u): a GPU would "
-                  "hang here", what, warp, blockIdx.x, blockIdx.y, blockIdx.z);
+// Threads of `warp` wait at a warp-synchronous operation for lanes of their mask that have
+// exited or wait at a block barrier (which waits for them in turn).
+inline int fail(Block* b, unsigned int warp) {
+  std::snprintf(b->worker->message, sizeof b->worker->message,
+                "a warp-synchronous operation (__syncwarp, __shfl_*_sync, vote) not reached by all threads "
+                "of its mask in warp %u of block (%u,%u,%u) (they exited, or wait at __syncthreads for "
+                "this warp): a GPU would hang here",
+                warp, blockIdx.x, blockIdx.y, blockIdx.z);
   return kLaunchFailed;
 }
 
@@ -411,14 +411,17 @@ inline int run_block(Block* b) {
   // Start every thread: one fiber runs them in turn until one waits, then a new fiber goes on;
   // control comes back here when all have started.
   if (!run_fibers(b)) return abandoned_block(b);
-  // Release complete barriers until every thread has returned.
+  // Release complete barriers until every thread has returned. A block barrier waits for the
+  // threads that have not exited, as PTX's barrier.sync does: `if (i >= n) return;` before a
+  // __syncthreads() completes on a GPU, and so here.
   while (b->exited < b->threads) {
     bool released = false;
-    if (b->at_block_barrier == b->threads) {
+    if (b->at_block_barrier != 0 && b->at_block_barrier == b->threads - b->exited) {
       b->barrier_result = b->barrier_sum;
       b->barrier_sum = 0;
       b->at_block_barrier = 0;
-      for (unsigned int t = 0; t < b->threads; ++t) b->state[t] = kReleased;
+      for (unsigned int t = 0; t < b->threads; ++t)
+        if (b->state[t] == kAtBlockBarrier) b->state[t] = kReleased;
       released = true;
     } else {
       for (unsigned int w = 0; w * kWarpSize < b->threads; ++w) {
@@ -437,16 +440,11 @@ inline int run_block(Block* b) {
       }
     }
     if (!released) {
-      bool warp_wait = false;
-      unsigned int warp = 0;
-      for (unsigned int t = 0; t < b->threads; ++t)
-        if (b->state[t] == kAtWarpBarrier) {
-          warp_wait = true;
-          warp = t / kWarpSize;
-          break;
-        }
-      return warp_wait ? fail(b, "a warp-synchronous operation (__syncwarp, __shfl_*_sync, vote)", warp)
-                       : fail(b, "barrier (__syncthreads)", ~0u);
+      // Every thread left waits at a barrier, and the block barrier is not full: some wait at
+      // a warp-synchronous operation.
+      unsigned int t = 0;
+      while (t + 1 < b->threads && b->state[t] != kAtWarpBarrier) ++t;
+      return fail(b, t / kWarpSize);
     }
     b->resume_cursor = 0;
     // Resumes the released threads in order, then comes back.
