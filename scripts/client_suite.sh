@@ -12,7 +12,8 @@
 #                                             # the same call, compares: $OUT/clients-summary.txt
 #                                             # (5-5.5 min on an H100: build 105-110 s, suites 180-210 s)
 #   here, CI: scripts/client_suite.sh run-host  # a fixed subset on the host backend (fetches reikna
-#                                             # if missing; needs PyPI then); about 2 min on 2 cores
+#                                             # if missing; needs PyPI then); about 2 min on 2 cores;
+#                                             # then PyNUFFT (on reikna): scripts/clients/pynufft_programs.py
 #
 # Settings (environment): CLIENT_SUITE_MIN_RATE (run-host, run-gpu: fail below this pass rate in
 # percent; unset: report only), CLIENTS_WORKERS (run-gpu: pytest-xdist workers per suite, default
@@ -26,6 +27,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 root=$PWD
 clients=.clients
 reikna_version=0.9.0
+pynufft_version=2025.2.1
 pycuda_version=2026.1
 reikna_src=$clients/reikna-$reikna_version
 pycuda_sdist=$clients/pycuda-$pycuda_version.tar.gz
@@ -171,13 +173,14 @@ run_host() {
     "$py" -c 'import pygpu' || { say "pygpu is not importable by $py (source scripts/env.sh first)"; return 2; }
     pip_python=$py
     fetch_reikna || { say "could not fetch reikna (no network?)"; return 2; }
-    # reikna's dependencies (and scipy, for test_cbrng.py) for this interpreter, beside it.
+    # reikna's dependencies (and scipy, for test_cbrng.py) for this interpreter, beside it, and
+    # PyNUFFT (built on reikna) for scripts/clients/pynufft_programs.py.
     local site
     site=$root/$clients/host-site-$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    if [ ! -f "$site/.complete" ]; then
+    if [ ! -f "$site/.complete" ] || [ ! -d "$site/pynufft" ]; then
         rm -rf "$site"
         "$py" -m pip install -q --disable-pip-version-check --no-deps --only-binary :all: --target "$site" \
-            mako markupsafe funcsigs scipy || { say "could not install reikna's dependencies"; return 2; }
+            mako markupsafe funcsigs scipy "pynufft==$pynufft_version" || { say "could not install reikna's dependencies"; return 2; }
         touch "$site/.complete"
     fi
     local out="${OUT:-$root/$clients/host-out}" start=$SECONDS code=0 known=()
@@ -201,11 +204,15 @@ run_host() {
         say "the suite did not run through (pytest exit $code)"
         return 2
     fi
-    local min=()
+    local min=() status=0
     [ -n "${CLIENT_SUITE_MIN_RATE:-}" ] && min=(--min-rate "$CLIENT_SUITE_MIN_RATE")
     "$py" scripts/compare_junit.py --candidate "$out/reikna-host.xml" --reference-failures scripts/clients/reikna-pycuda-failures.txt \
         --title "reikna $reikna_version's suite, host backend, subset ${CLIENTS_HOST_SUBSET:-ends-per-function}" \
-        --out "$out/clients-host-summary.txt" ${min[@]+"${min[@]}"}
+        --out "$out/clients-host-summary.txt" ${min[@]+"${min[@]}"} || status=$?
+    # A program on reikna: PyNUFFT's transforms and solver against its numpy implementation.
+    PYGPU_BACKEND=host PYTHONPATH="$root/$reikna_src:$site${PYTHONPATH:+:$PYTHONPATH}" \
+        timeout 600 "$py" scripts/clients/pynufft_programs.py || { say "PyNUFFT's program failed"; status=1; }
+    return "$status"
 }
 
 case "${1:-}" in
