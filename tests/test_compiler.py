@@ -516,3 +516,29 @@ def test_cuda_ptx_fallback_without_a_gpu(cuda_without_gpu: str, monkeypatch: pyt
     monkeypatch.setattr(source_module, "_device", lambda: ((12, 1), "Fake future GPU"))
     ptx = compiler.compile(DOUBLE_ARRAY)
     assert b".target sm_90" in ptx, "PTX for the newest architecture NVRTC 12.0 knows"
+
+
+def test_python_m_debug_runs_a_script_with_kernels_compiled_for_debugging(tmp_path: Path, backend: str) -> None:
+    # PyCUDA's `python -m pycuda.debug script.py ARGS` (for cuda-gdb): debugging on, the script
+    # run as __main__ with its own arguments, every compile a debug one whose files are kept.
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import sys\n"
+        "import pygpu.driver as drv\n"
+        "from pygpu.compiler import SourceModule\n"
+        "SourceModule('__global__ void k(int* x) { x[0] = 1; }')\n"
+        "print('debugging', drv.CUDA_DEBUGGING, sys.argv[1:], __name__)\n"
+    )
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pygpu.debug", str(script), "a", "--b"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "debugging True ['a', '--b'] __main__" in done.stdout
+    # keep=True, as PyCUDA's debugging: the compile says where its files are, or its options.
+    assert "*** " in done.stdout
+    if backend != "host":
+        assert "-G" in done.stdout  # device debug information (the host compiler has none)
+    missing = subprocess.run([sys.executable, "-m", "pygpu.debug"], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "usage" in missing.stderr

@@ -19,7 +19,7 @@ import pygpu
 EXTRA_MODULES = ("pygpu.pycuda_alias",)
 #: Modules whose import makes a context current (PyCUDA's autoinit): read, not imported, so
 #: that this test leaves the process as it found it. They define no callables.
-SIDE_EFFECT_MODULES = ("pygpu.autoinit", "pygpu.autoprimaryctx")
+SIDE_EFFECT_MODULES = ("pygpu.autoinit", "pygpu.autoprimaryctx", "pygpu.debug")
 
 
 def _public_modules() -> list[ModuleType]:

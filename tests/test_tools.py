@@ -213,3 +213,27 @@ def test_init_cuda_context_fixture_is_a_generator_for_fixtures() -> None:
     assert pygpu.driver.Context.get_current() is not None
     with pytest.raises(StopIteration):
         next(steps)
+
+
+def test_page_locked_pool_allocates_with_its_allocators_flags() -> None:
+    mapped = tools.PageLockedMemoryPool(tools.PageLockedAllocator(pygpu.driver.host_alloc_flags.DEVICEMAP))
+    host = mapped.allocate((64,), np.float32)
+    host[:] = np.arange(64, dtype=np.float32)
+    # DEVICEMAP memory has a device address: a device-to-device copy reads the pooled block.
+    device = gpuarray.empty(64, np.float32)
+    pygpu.driver.memcpy_dtod(device.gpudata, host.base.get_device_pointer(), host.nbytes)
+    np.testing.assert_array_equal(device.get(), host)
+    assert tools.PageLockedMemoryPool(allocator=tools.PageLockedAllocator()).allocate(3, np.int8).shape == (3,)
+    with pytest.raises(ValueError, match="host_alloc_flags"):
+        tools.PageLockedAllocator(1 << 6)
+    with pytest.raises(ValueError, match="PageLockedAllocator"):
+        tools.PageLockedMemoryPool("portable")
+
+
+def test_get_default_device_is_deprecated_and_reads_cuda_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_DEVICE", "0")
+    with pytest.warns(DeprecationWarning, match="make_default_context"):
+        assert tools.get_default_device(default=5) == pygpu.driver.Device(0)
+    monkeypatch.setenv("CUDA_DEVICE", "zero")
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="integer"):
+        tools.get_default_device()

@@ -1147,8 +1147,10 @@ class PooledDeviceAllocation(DeviceAllocation):
 
 @final
 class PageLockedMemoryPool:
-    """Page-locked host memory held for reuse (PyCUDA's ``pycuda.tools.PageLockedMemoryPool``)."""
-    def __new__(cls) -> Self: ...
+    """Page-locked host memory held for reuse (PyCUDA's ``pycuda.tools.PageLockedMemoryPool``);
+    ``allocator`` (a ``pygpu.tools.PageLockedAllocator``) gives the ``host_alloc_flags`` of every
+    block."""
+    def __new__(cls, allocator: Any = None) -> Self: ...
     def allocate(self, shape: int | Iterable[int], dtype: Any, order: str = "C") -> npt.NDArray[Any]:
         """An uninitialised numpy array in pooled page-locked memory; its block goes back to the
         pool with the array's last view."""
@@ -1174,6 +1176,8 @@ class PooledHostAllocation:
     def ptr(self) -> int: ...
     @property
     def nbytes(self) -> int: ...
+    def get_device_pointer(self) -> int:
+        """The address kernels use for the block (a pool whose allocator has DEVICEMAP)."""
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
 

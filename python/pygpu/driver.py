@@ -86,6 +86,7 @@ from pygpu._pygpu import (
     raw_memory_dtype,
 )
 from pygpu._driver.streams import Event, Stream, event_flags
+from pygpu._toolchain import source_module
 from pygpu.errors import CompileError, CudaError, CudaMemoryError, LaunchError, LogicError
 from pygpu._driver.texrefs import (
     Array,
@@ -111,6 +112,7 @@ __all__ = [
     "Array",
     "ArrayDescriptor",
     "ArrayDescriptor3D",
+    "CUDA_DEBUGGING",
     "CompileError",
     "Context",
     "Device",
@@ -221,12 +223,26 @@ __all__ = [
     "pointer_attribute",
     "profiler_output_mode",
     "register_host_memory",
+    "set_debugging",
     "shared_config",
     "to_device",
 ]
 
 #: PyCUDA's base exception: every runtime failure is a ``CudaError``.
 Error = CudaError
+
+
+#: Whether kernels compile for debugging (PyCUDA's; :func:`set_debugging` sets it).
+CUDA_DEBUGGING = False
+
+
+def set_debugging(flag: bool = True) -> None:
+    """From now on every ``SourceModule`` compiles with device debug information (``-G``; the
+    host backend has none), keeps its files and skips the kernel cache, as PyCUDA's; ``python
+    -m pygpu.debug script.py`` runs a script so (for ``cuda-gdb``)."""
+    global CUDA_DEBUGGING
+    CUDA_DEBUGGING = bool(flag)
+    source_module.debugging = CUDA_DEBUGGING
 
 
 def init(flags: int = 0) -> None:

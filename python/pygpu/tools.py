@@ -16,6 +16,7 @@ from pygpu._driver.c_types import dtype_to_ctype, get_or_register_dtype, registe
 from pygpu._driver.context_caches import clear_context_caches, context_dependent_memoize
 from pygpu._driver.mempool import (
     DeviceMemoryPool,
+    PageLockedAllocator,
     PageLockedMemoryPool,
     PooledDeviceAllocation,
     PooledHostAllocation,
@@ -29,6 +30,7 @@ __all__ = [
     "DeviceData",
     "DeviceMemoryPool",
     "OccupancyRecord",
+    "PageLockedAllocator",
     "PageLockedMemoryPool",
     "PooledDeviceAllocation",
     "PooledHostAllocation",
@@ -39,6 +41,7 @@ __all__ = [
     "context_dependent_memoize",
     "dtype_to_ctype",
     "get_arg_type",
+    "get_default_device",
     "get_or_register_dtype",
     "init_cuda_context_fixture",
     "make_default_context",
@@ -53,6 +56,21 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # ------------------------------------------------------------------------ contexts
 
 
+def _chosen_device() -> int | None:
+    """The device number in ``$CUDA_DEVICE``, else in ``~/.cuda_device``; None if neither says."""
+    chosen = os.environ.get("CUDA_DEVICE")
+    if chosen is None:
+        try:
+            with open(os.path.join(os.path.expanduser("~"), ".cuda_device")) as f:
+                chosen = f.read().strip()
+        except OSError:
+            return None
+    try:
+        return int(chosen)
+    except ValueError as e:
+        raise TypeError(f"the device number (CUDA_DEVICE or ~/.cuda_device) must be an integer, not {chosen!r}") from e
+
+
 def make_default_context(
     ctx_maker: Callable[[driver.Device], Any] | None = None,
 ) -> Any:
@@ -62,21 +80,9 @@ def make_default_context(
     count = driver.Device.count()
     if count == 0:
         raise RuntimeError("no GPU device found: check the driver, or use PYGPU_BACKEND=host")
-    chosen = os.environ.get("CUDA_DEVICE")
-    if chosen is None:
-        try:
-            with open(os.path.join(os.path.expanduser("~"), ".cuda_device")) as f:
-                chosen = f.read().strip()
-        except OSError:
-            chosen = None
+    chosen = _chosen_device()
     if chosen is not None:
-        try:
-            ordinal = int(chosen)
-        except ValueError as e:
-            raise TypeError(
-                f"the device number (CUDA_DEVICE or ~/.cuda_device) must be an integer, not {chosen!r}"
-            ) from e
-        return maker(driver.Device(ordinal))
+        return maker(driver.Device(chosen))
     errors = []
     for ordinal in range(count):
         try:
@@ -84,6 +90,18 @@ def make_default_context(
         except driver.Error as e:
             errors.append(f"device {ordinal}: {e}")
     raise RuntimeError(f"make_default_context() could not make a context on any of {count} devices: {errors}")
+
+
+def get_default_device(default: int = 0) -> driver.Device:
+    """Deprecated in PyCUDA (a DeprecationWarning; use :func:`make_default_context`): the device
+    numbered ``$CUDA_DEVICE``, else the number in ``~/.cuda_device``, else ``default``."""
+    import warnings
+
+    warnings.warn(
+        "get_default_device() is deprecated; use make_default_context() instead", DeprecationWarning, stacklevel=2
+    )
+    chosen = _chosen_device()
+    return driver.Device(default if chosen is None else chosen)
 
 
 # ------------------------------------------------------------------------ device data

@@ -21,7 +21,12 @@ use crate::runtime::Error;
 #[pyclass(module = "pygpu", frozen)]
 pub struct PageLockedMemoryPool {
     pool: Arc<BinPool<PinnedBuffer>>,
+    /// The `CU_MEMHOSTALLOC_*` flags of every block (from the pool's `PageLockedAllocator`).
+    flags: u32,
 }
+
+/// PORTABLE | DEVICEMAP | WRITECOMBINED.
+const HOST_ALLOC_FLAGS: u32 = 0b111;
 
 /// A block of a `PageLockedMemoryPool`, exporting its bytes as a buffer; given back to the
 /// pool when it goes away.
@@ -59,9 +64,30 @@ impl PageLockedMemoryPool {
 
 #[pymethods]
 impl PageLockedMemoryPool {
+    /// `allocator`: a `pygpu.tools.PageLockedAllocator` (or anything with an integer `flags`
+    /// combining `host_alloc_flags`), whose flags every block is allocated with.
     #[new]
-    fn py_new() -> Self {
-        PageLockedMemoryPool { pool: Arc::new(BinPool::default()) }
+    #[pyo3(signature = (allocator = None))]
+    fn py_new(allocator: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let flags = match allocator {
+            None => 0,
+            Some(a) => {
+                let flags = a.getattr("flags").and_then(|f| f.extract::<u32>()).map_err(|_| {
+                    Error::InvalidArgument(format!(
+                        "allocator must be a PageLockedAllocator (an object with integer flags), not {}",
+                        a.repr().map_or_else(|_| "?".to_string(), |r| r.to_string())
+                    ))
+                })?;
+                if flags & !HOST_ALLOC_FLAGS != 0 {
+                    return Err(Error::InvalidArgument(format!(
+                        "the allocator's flags must combine host_alloc_flags (PORTABLE, DEVICEMAP, WRITECOMBINED), not {flags}"
+                    ))
+                    .into());
+                }
+                flags
+            }
+        };
+        Ok(PageLockedMemoryPool { pool: Arc::new(BinPool::default()), flags })
     }
 
     /// An uninitialised numpy array of `shape` and `dtype` in pooled page-locked memory.
@@ -85,7 +111,8 @@ impl PageLockedMemoryPool {
             .try_fold(itemsize, |acc, d| acc.checked_mul(*d))
             .ok_or_else(|| Error::InvalidArgument(format!("an array of shape {shape} is too large")))?;
         let (bin, bytes) = size_class(size)?;
-        let block = py.detach(|| self.pool.take(bin, bytes, PinnedBuffer::new))?;
+        let flags = self.flags;
+        let block = py.detach(|| self.pool.take(bin, bytes, |b| PinnedBuffer::with_flags(b, flags)))?;
         let owner = Bound::new(py, PooledHostAllocation { block: Some(block), pool: self.pool.clone(), bin, size })?;
         let kwargs = PyDict::new(py);
         kwargs.set_item("buffer", owner)?;
@@ -168,6 +195,13 @@ impl PooledHostAllocation {
     #[getter]
     fn nbytes(&self) -> usize {
         self.size
+    }
+
+    /// The address kernels use for the block (mapped memory: a pool whose allocator has
+    /// `host_alloc_flags.DEVICEMAP`).
+    fn get_device_pointer(&self) -> PyResult<usize> {
+        let block = self.block.as_ref().ok_or(Error::InvalidArgument("the block was given back".to_string()))?;
+        Ok(block.device_pointer()? as usize)
     }
 
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {

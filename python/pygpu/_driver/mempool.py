@@ -5,10 +5,12 @@ PyCUDA's pools do; freed blocks are *held* until ``free_held()`` or ``stop_holdi
 
 from __future__ import annotations
 
+from pygpu._driver.enums import host_alloc_flags
 from pygpu._pygpu import DeviceMemoryPool, PageLockedMemoryPool, PooledDeviceAllocation, PooledHostAllocation
 
 __all__ = [
     "DeviceMemoryPool",
+    "PageLockedAllocator",
     "PageLockedMemoryPool",
     "PooledDeviceAllocation",
     "PooledHostAllocation",
@@ -21,3 +23,18 @@ def bitlog2(value: int) -> int:
     if value < 0:
         raise ValueError(f"bitlog2 of a negative number ({value})")
     return max(int(value).bit_length() - 1, 0)
+
+
+class PageLockedAllocator:
+    """How a ``PageLockedMemoryPool(allocator)`` allocates: page-locked memory with ``flags``, a
+    combination of ``host_alloc_flags`` (PORTABLE, DEVICEMAP, WRITECOMBINED), as
+    ``pagelocked_empty``'s ``mem_flags``."""
+
+    def __init__(self, flags: int = 0) -> None:
+        known = host_alloc_flags.PORTABLE | host_alloc_flags.DEVICEMAP | host_alloc_flags.WRITECOMBINED
+        if isinstance(flags, bool) or not isinstance(flags, int) or flags & ~int(known):
+            raise ValueError(f"flags must combine host_alloc_flags (PORTABLE, DEVICEMAP, WRITECOMBINED), not {flags!r}")
+        self.flags = int(flags)
+
+    def __repr__(self) -> str:
+        return f"PageLockedAllocator(flags={self.flags})"

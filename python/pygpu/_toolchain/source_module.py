@@ -379,6 +379,10 @@ class _Plan:
         return binary
 
 
+# Set by pygpu.driver.set_debugging() (pycuda.debug): every compile from then on is a debug one.
+debugging = False
+
+
 def compile(
     source: str,
     nvcc: str = "nvcc",
@@ -399,6 +403,11 @@ def compile(
     _mark("start")
     source = source_text(source)
     options = list(DEFAULT_NVCC_FLAGS) if options is None else _option_list(options)
+    if debugging:
+        # pygpu.driver.set_debugging(), as PyCUDA's: device debug information, the files kept,
+        # no cache (-G is NVRTC's as nvcc's; the host backend's compiler drops it).
+        options.append("-G")
+        keep, cache_dir = True, False
     # One folder given as a str (not a list) is that folder, not its characters.
     given_dirs: object = include_dirs
     include_dirs = [os.fspath(given_dirs)] if isinstance(given_dirs, (str, os.PathLike)) else list(include_dirs)
