@@ -484,6 +484,11 @@ def test_function_attributes_and_cache_config(backend: str) -> None:
     assert f.get_attribute(fa.MAX_THREADS_PER_BLOCK) == f.max_threads_per_block > 0
     assert f.get_attribute(fa.NUM_REGS) == f.num_regs
     assert f.get_attribute(fa.SHARED_SIZE_BYTES) == f.shared_size_bytes
+    # PyCUDA's Function.__getattr__: a function_attribute by its lower-case name (those PyCUDA lists).
+    for attribute in (a for a in fa if a <= fa.PREFERRED_SHARED_MEMORY_CARVEOUT):
+        assert getattr(f, attribute.name.lower()) == f.get_attribute(attribute), attribute
+    for absent in ("no_such_attribute", "PTX_VERSION", "_secret"):
+        assert not hasattr(f, absent)
     limit = f.get_attribute(fa.MAX_DYNAMIC_SHARED_SIZE_BYTES)
     assert limit >= 0
     if backend != "hip":

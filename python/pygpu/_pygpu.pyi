@@ -905,6 +905,9 @@ class Function:
         backend does not report it. Launches with larger blocks raise."""
     def max_potential_block_size(self, dynamic_shared_bytes: int = 0, block_size_limit: int = 0) -> tuple[int, int]:
         """(minimum grid size, block size) that maximise occupancy."""
+    def __getattr__(self, name: str) -> int:
+        """PyCUDA's spelling of the other ``function_attribute``s: ``f.ptx_version`` is
+        ``f.get_attribute(function_attribute.PTX_VERSION)``."""
 
 @final
 class Graph:

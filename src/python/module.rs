@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 
-use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 
@@ -530,6 +530,21 @@ impl Function {
     #[pyo3(signature = (dynamic_shared_bytes = 0, block_size_limit = 0))]
     fn max_potential_block_size(&self, dynamic_shared_bytes: usize, block_size_limit: i32) -> PyResult<(i32, i32)> {
         Ok(self.function.max_potential_block_size(dynamic_shared_bytes, block_size_limit)?)
+    }
+
+    /// PyCUDA's spelling of every other `function_attribute`: `f.ptx_version`,
+    /// `f.max_dynamic_shared_size_bytes`, ... is `f.get_attribute(function_attribute.NAME)`.
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<i32> {
+        let no_such = || PyAttributeError::new_err(format!("'pygpu.Function' object has no attribute '{name}'"));
+        if name.starts_with('_') || name.chars().any(|c| c.is_ascii_uppercase()) {
+            return Err(no_such());
+        }
+        let attributes = py.import("pygpu._driver.enums")?.getattr("function_attribute")?;
+        let members = attributes.getattr("__members__")?;
+        match members.get_item(name.to_ascii_uppercase()) {
+            Ok(member) => self.get_attribute(member.extract()?),
+            Err(_) => Err(no_such()),
+        }
     }
 
     fn __repr__(&self) -> String {
