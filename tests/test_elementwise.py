@@ -633,3 +633,22 @@ def test_results_have_numpys_contiguity_flags(shape: tuple[int, ...]) -> None:
     ):
         assert result.flags.c_contiguous == expected.flags.c_contiguous, (shape, result.flags)
         assert result.flags.f_contiguous == expected.flags.f_contiguous, (shape, result.flags)
+
+
+def test_kernels_see_pycudas_complex_functions_whatever_their_argument_types() -> None:
+    # PyCUDA's generated kernels include pycuda-complex.hpp: abs(z) on a pycuda::complex
+    # argument (the Mandelbrot kernel of "Hands-On GPU Programming with Python and CUDA"), and
+    # complex arithmetic inside a kernel whose arguments are all real.
+    z = (np.linspace(-2, 1, 64) + 0.5j).astype(np.complex64)
+    modulus = pygpu.elementwise.ElementwiseKernel(
+        "pycuda::complex<float> *z, float *out", "out[i] = abs(z[i]) + real(exp(z[i]))", "modulus"
+    )
+    out = ga.empty(64, np.float32)
+    modulus(ga.to_gpu(z), out)
+    np.testing.assert_allclose(out.get(), np.abs(z) + np.exp(z).real, rtol=1e-5)
+    square = pygpu.elementwise.ElementwiseKernel(
+        "float *re, float *im", "pycuda::complex<float> w(re[i], im[i]); w = w * w; re[i] = w.real(); im[i] = w.imag()"
+    )
+    re, im = ga.to_gpu(z.real.copy()), ga.to_gpu(z.imag.copy())
+    square(re, im)
+    np.testing.assert_allclose(re.get() + 1j * im.get(), z * z, rtol=1e-5)
