@@ -542,3 +542,11 @@ def test_python_m_debug_runs_a_script_with_kernels_compiled_for_debugging(tmp_pa
         assert "-G" in done.stdout  # device debug information (the host compiler has none)
     missing = subprocess.run([sys.executable, "-m", "pygpu.debug"], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "usage" in missing.stderr
+
+
+def test_inline_ptx_assembly_on_the_host_says_it_needs_the_cuda_backend(backend: str) -> None:
+    if backend != "host":
+        pytest.skip("NVRTC compiles inline PTX")
+    source = '__global__ void k(int* x) { int v; asm("mov.s32 %0, 7;" : "=r"(v)); x[0] = v; }'
+    with pytest.raises(CompileError, match=r"inline PTX assembly.*cuda backend only"):
+        SourceModule(source)

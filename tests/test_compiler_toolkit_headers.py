@@ -93,6 +93,10 @@ def test_hint_names_the_package_in_nvrtc_and_gcc_logs() -> None:
     hint = toolkit_headers.missing_header_hint(gcc, "c++", "#include <thrust/complex.h>\n")
     assert hint is not None and "pip install nvidia-cuda-cccl" in hint and "nvidia-cuda-cccl-cu12" in hint
     assert toolkit_headers.missing_header_hint('cannot open source file "mine.h"', "nvrtc", "") is None
+    # The host build has no CUDA library device code: installing the wheel would not help there.
+    gcc = "kernel.cu:2:10: fatal error: curand_kernel.h: No such file or directory\n"
+    hint = toolkit_headers.missing_header_hint(gcc, "c++", "#include <curand_kernel.h>\n")
+    assert hint is not None and "cuda backend" in hint and "pygpu.curandom" in hint and "pip install" not in hint
 
 
 def test_missing_toolkit_header_says_which_package() -> None:

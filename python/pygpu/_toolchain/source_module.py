@@ -372,6 +372,8 @@ class _Plan:
             message = f"{self.backend} compilation of the kernel source failed"
             if _TEXTURE_REFERENCE.search(self.source):
                 message += f" ({NO_TEXTURES})"
+            if self.compiler == "c++" and _INLINE_ASSEMBLY.search(self.source):
+                message += " (inline PTX assembly, asm(...), runs on the cuda backend only: the host compiles C++)"
             hint = toolkit_headers.missing_header_hint(log, self.compiler, self.source)
             if hint is not None:
                 message += f": {hint}"
@@ -482,6 +484,7 @@ _NO_HOST_DEVICE_LAUNCH = (
     "and call them in turn), or run on the cuda backend (DynamicSourceModule links the device runtime)"
 )
 _TEXTURE_REFERENCE = re.compile(r"\b(texture|surface)\s*<")
+_INLINE_ASSEMBLY = re.compile(r"\basm\s*(volatile\s*)?\(")
 
 
 class SourceModule(CompiledModule):

@@ -198,6 +198,17 @@ def missing_header_hint(log: str, compiler: str, source: str) -> str | None:
                 "(pygpu gives math_constants.h and cuda_runtime.h there; its kernel header already "
                 "defines what device code uses of the runtime): remove the #include"
             )
+        if compiler == "c++" and package != "nvidia-cuda-cccl":
+            # The host build adds CCCL's folder only: a library's device code is nvcc's.
+            return (
+                f"{header!r} is device code of a CUDA library ({package}), which the host backend does "
+                "not compile: run this kernel on the cuda backend"
+                + (
+                    "; pygpu.curandom fills arrays with random numbers on every backend"
+                    if package == "nvidia-curand"
+                    else ""
+                )
+            )
         where = "$CUDA_PATH, $CUDA_HOME, /usr/local/cuda, the nvidia-* pip wheels"
         return (
             f"{header!r} is a CUDA toolkit header, provided by the pip package {package} "
