@@ -63,10 +63,11 @@ fetch_all() {
     fi
     # The GPU machine's interpreter: CPython 3.12 on x86_64 (markupsafe and siphash24 are compiled).
     # reikna needs mako (+markupsafe) and funcsigs; PyCUDA pytools (+platformdirs, siphash24,
-    # typing_extensions) and mako. numpy, setuptools, pytest and pytest-xdist are there already.
+    # typing_extensions) and mako; PyNUFFT's program (gpu_run.sh drop-in) pynufft. numpy, scipy,
+    # setuptools, pytest and pytest-xdist are there already.
     python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: \
         --python-version 3.12 --platform manylinux2014_x86_64 --implementation cp -d "$wheels" \
-        mako markupsafe funcsigs pytools platformdirs siphash24 typing_extensions || return 2
+        mako markupsafe funcsigs pytools platformdirs siphash24 typing_extensions "pynufft==$pynufft_version" || return 2
     say "fetched into $clients/ ($(du -sh "$clients" | cut -f1)):"
     ls -l "$clients" "$wheels" >&2
 }

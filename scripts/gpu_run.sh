@@ -348,6 +348,12 @@ if [ "$what" = drop-in ]; then
     echo "PyCUDA's examples run to completion: $(grep -c '^0 ' "$out/pycuda-examples.log") of $(wc -l <"$out/pycuda-examples.log")"
     OUT="$out" scripts/client_kernel_tuner.sh run >"$out/kernel-tuner-run.log" 2>&1 || status=1
     tail -n 6 "$out/kernel-tuner-run.log"
+    # PyNUFFT on reikna (its wheel and reikna's dependencies from .clients/wheels; scipy is there).
+    python3 -m pip install -q --no-deps --no-index --no-compile --target /tmp/pynufft-site .clients/wheels/pynufft-*.whl \
+        .clients/wheels/mako-*.whl .clients/wheels/markupsafe-*.whl .clients/wheels/funcsigs-*.whl || status=1
+    PYTHONPATH="$PYTHONPATH:$PWD/.clients/reikna-0.9.0:/tmp/pynufft-site" timeout 300 python3 scripts/clients/pynufft_programs.py \
+        >"$out/pynufft.log" 2>&1 || status=1
+    tail -n 3 "$out/pynufft.log"
     wait "$clients_pid" || status=1
     tail -n 12 "$out/clients.log"
 fi

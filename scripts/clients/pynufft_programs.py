@@ -2,8 +2,8 @@
 (reikna's ``cuda`` API), its forward and adjoint transforms and a conjugate-gradient solve,
 each checked against PyNUFFT's own numpy implementation.
 
-Run by ``scripts/client_suite.sh run-host`` (CI) with reikna and PyNUFFT on the path. Exits
-non-zero when a result is off.
+Run by ``scripts/client_suite.sh run-host`` (CI) and ``scripts/gpu_run.sh drop-in``, with reikna
+and PyNUFFT on the path. Exits non-zero when a result is off.
 """
 
 from __future__ import annotations
