@@ -31,9 +31,10 @@ say() { printf 'client_kernel_tuner: %s\n' "$*" >&2; }
 
 py=python3
 if [ -z "${VIRTUAL_ENV:-}" ] && [ -x .venv/bin/python ]; then py=$root/.venv/bin/python; fi
+here=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || exit 2
 
 fetch() { # [X.Y]
-    local pyver="${1:-$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')}"
+    local pyver="${1:-$here}"
     if [ ! -f "$src/test/context.py" ]; then
         local tmp
         tmp=$(mktemp -d) || return 2
@@ -43,8 +44,7 @@ fetch() { # [X.Y]
         tar xzf "$tmp/kernel_tuner-$version.tar.gz" -C .clients || { rm -rf "$tmp"; return 2; }
         rm -rf "$tmp"
     fi
-    local wheels=.clients/kernel_tuner-wheels-$pyver here wanted=() dep
-    here=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    local wheels=.clients/kernel_tuner-wheels-$pyver wanted=() dep
     # Another interpreter's wheels are the GPU machine's, which has scipy: left out, as the device
     # call's carry is 64 MiB in all.
     for dep in "${deps[@]}"; do
@@ -62,14 +62,12 @@ fetch() { # [X.Y]
 
 run() {
     "$py" -c 'import pygpu' || { say "pygpu is not importable by $py (source scripts/env.sh first)"; return 2; }
-    local pyver site
-    pyver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    site=$root/.clients/kernel_tuner-site-$pyver
+    local site=$root/.clients/kernel_tuner-site-$here
     if [ ! -f "$site/.complete" ]; then
-        fetch "$pyver" || { say "could not fetch Kernel Tuner (no network? on the GPU machine, carry .clients/)"; return 2; }
+        fetch "$here" || { say "could not fetch Kernel Tuner (no network? on the GPU machine, carry .clients/)"; return 2; }
         rm -rf "$site"
         "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps --no-compile --target "$site" \
-            .clients/kernel_tuner-wheels-"$pyver"/*.whl || { say "could not install its dependencies"; return 2; }
+            .clients/kernel_tuner-wheels-"$here"/*.whl || { say "could not install its dependencies"; return 2; }
         touch "$site/.complete"
     fi
     local out="${OUT:-$root/.clients/host-out}" code=0
