@@ -160,3 +160,24 @@ def test_pygpu_complex_header_compiles_with_nvrtc(real: str, monkeypatch: pytest
     monkeypatch.setattr(rtc, "_nvrtc_memo", {})
     ptx = compiler.compile(COMPLEX.replace("double", real), target="ptx")
     assert b".entry complex_ops" in ptx
+
+
+def test_reference_parameters_take_a_device_address() -> None:
+    # CUDA allows lvalue-reference kernel parameters (nvcc passes the address): a k-means
+    # notebook's kernels take `int &n` with a mem_alloc'd int. The host launcher stored each
+    # parameter as P*, which a reference type cannot be.
+    module = SourceModule(
+        """
+        __global__ void scale(float *x, const int &n, float &factor_out) {
+            int i = threadIdx.x;
+            if (i < n) x[i] *= 2;
+            if (i == 0) factor_out = 2.0f;
+        }"""
+    )
+    n = cuda.mem_alloc(4)
+    cuda.memcpy_htod(n, np.int32(3))
+    factor = cuda.mem_alloc(4)
+    x = cuda.to_device(np.ones(8, np.float32))
+    module.get_function("scale")(x, n, factor, block=(8, 1, 1), grid=(1, 1))
+    np.testing.assert_array_equal(cuda.from_device(x, 8, np.float32), [2, 2, 2, 1, 1, 1, 1, 1])
+    assert cuda.from_device(factor, 1, np.float32)[0] == 2.0

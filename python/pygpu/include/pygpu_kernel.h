@@ -139,6 +139,18 @@ template <std::size_t... I>
 struct MakeIndices<0, I...> {
   typedef Indices<I...> type;
 };
+// How parameter P travels in kernelParams: by value, but a reference parameter (`int& n`, which
+// CUDA allows) as the address it refers to, a device pointer, as nvcc passes it.
+template <typename P>
+struct Param {
+  typedef P slot;
+  static P get(void* arg) { return *static_cast<P*>(arg); }
+};
+template <typename P>
+struct Param<P&> {
+  typedef P* slot;
+  static P& get(void* arg) { return **static_cast<P**>(arg); }
+};
 // The kernel is a template argument (F, K rather than C++17's `auto K`), so that it is inlined
 // into the thread loop.
 template <typename F, F K, typename Seq, typename... P>
@@ -148,7 +160,7 @@ struct Caller<F, K, Indices<I...>, P...> {
   static void call(void* p) {
     void** args = static_cast<KernelArgs<P...>*>(p)->args;
     // [=]: a kernel without parameters uses no capture, which clang would warn of for [args].
-    run_threads(current_block, [=] { K(*static_cast<P*>(args[I])...); });
+    run_threads(current_block, [=] { K(Param<P>::get(args[I])...); });
   }
 };
 
@@ -169,7 +181,7 @@ int run_kernel(void (*)(P...), const LaunchDesc* launch, unsigned long long firs
 // against them, so a wrong argument list is an error rather than a stray read.
 template <typename... P>
 struct ParamSizes {
-  static constexpr std::size_t value[sizeof...(P) + 1] = {sizeof(P)..., 0};
+  static constexpr std::size_t value[sizeof...(P) + 1] = {sizeof(typename Param<P>::slot)..., 0};
 };
 #if __cplusplus < 201703L
 // Before C++17 a static constexpr member that is odr-used needs a definition outside its class.
