@@ -348,3 +348,16 @@ def test_prepare_without_types_takes_the_declaration(module: Any) -> None:
     g.prepared_call((1, 1), (1, 1, 1), out, gpuarray.vec.make_float3(1, 2, 3), np.array((4, 5.0), PAIR)[()], 6 + 7j)
     pygpu.cudaDeviceSynchronize().check()
     np.testing.assert_array_equal(out.get()[:7], [1, 2, 3, 4, 5, 6, 7])
+
+
+def test_time_kernel_returns_the_launchs_seconds() -> None:
+    # PyCUDA's function_call: time_kernel=True synchronizes, launches, synchronizes again and
+    # returns the wall-clock seconds; asynchronous (stream=) invocations cannot be timed.
+    f = SourceModule("__global__ void k(float *a) { a[threadIdx.x] *= 2; }").get_function("k")
+    a = gpuarray.to_gpu(np.ones(32, np.float32))
+    seconds = f(a, block=(32, 1, 1), grid=(1, 1), time_kernel=True)
+    assert isinstance(seconds, float) and 0 < seconds < 60
+    assert a.get().tolist() == [2.0] * 32  # the launch ran, and was waited for
+    assert f(a, block=(32, 1, 1), grid=(1, 1)) is None
+    with pytest.raises(ValueError, match="asynchronous invocation"):
+        f(a, block=(32, 1, 1), stream=pygpu.cudaStream_t(), time_kernel=True)

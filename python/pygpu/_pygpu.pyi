@@ -847,8 +847,11 @@ class Function:
         stream: cudaStream_t | None = None,
         shared: int = 0,
         texrefs: Iterable[Any] | None = None,
+        time_kernel: bool = False,
         **kwargs: Any,
-    ) -> None: ...
+    ) -> float | None:
+        """Launches; with ``time_kernel=True`` (PyCUDA's; no ``stream``) waits for the device
+        before and after and returns the seconds between, else returns None."""
     def prepare(self, arg_types: str | Iterable[Any] | None = None, texrefs: Iterable[Any] | None = None) -> Self:
         """Declares parameter types: struct characters such as "PiPd" ("12s" a 12-byte struct),
         or numpy types, a structured dtype being a struct by value (its C layout checked).

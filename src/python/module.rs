@@ -9,6 +9,7 @@ use pyo3::exceptions::{PyAttributeError, PyNotImplementedError, PyTypeError, PyV
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCFunction, PyDict, PyTuple};
 
+use super::device::device_synchronize;
 use super::int_args::int_in_range;
 use super::kernel_args::{call_handlers, dims, pack_any, pack_prepared};
 use super::kernel_declaration::{Declaration, KernelParameter};
@@ -342,7 +343,7 @@ impl Function {
     /// Where the kernel's declaration is known (`parameters`), arguments may also be given by
     /// parameter name, Python numbers become the parameters' C types, and arrays must match
     /// their pointers' element types.
-    #[pyo3(signature = (*args, block, grid = None, stream = None, shared = 0, texrefs = None, **kwargs))]
+    #[pyo3(signature = (*args, block, grid = None, stream = None, shared = 0, texrefs = None, time_kernel = false, **kwargs))]
     #[allow(clippy::too_many_arguments)]
     fn __call__(
         &self,
@@ -353,17 +354,39 @@ impl Function {
         stream: Option<&Bound<'_, CudaStream>>,
         #[pyo3(from_py_with = shared_bytes)] shared: u32,
         texrefs: Option<&Bound<'_, PyAny>>,
+        time_kernel: bool,
         kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<()> {
+    ) -> PyResult<Option<f64>> {
         no_texrefs(texrefs, "Function.__call__(texrefs=...)")?;
+        if time_kernel && stream.is_some() {
+            return Err(PyValueError::new_err(
+                "time_kernel=True times a launch on the default stream, waiting for it (PyCUDA: \"Can't time the \
+                 kernel on an asynchronous invocation\"): drop stream=, or time it with Events recorded on the stream",
+            ));
+        }
         let (packed, handlers) = self.pack_call(args, kwargs)?;
         let one = pyo3::types::PyInt::new(py, 1);
         let config = self.config(grid.unwrap_or(one.as_any()), block, shared)?;
         let stream_arg = stream.map_or_else(|| py.None().into_bound(py), |s| s.clone().into_any());
         call_handlers(&handlers, pyo3::intern!(py, "pre_call"), &stream_arg)?;
         let stream = launch_stream(stream)?;
+        // PyCUDA's time_kernel: the wall-clock seconds from an idle device to the launch's end.
+        let started = if time_kernel {
+            device_synchronize(py)?;
+            Some(std::time::Instant::now())
+        } else {
+            None
+        };
         self.launch(py, &config, stream.as_deref(), &packed)?;
-        call_handlers(&handlers, pyo3::intern!(py, "post_call"), &stream_arg)
+        let elapsed = match started {
+            Some(start) => {
+                device_synchronize(py)?;
+                Some(start.elapsed().as_secs_f64())
+            }
+            None => None,
+        };
+        call_handlers(&handlers, pyo3::intern!(py, "post_call"), &stream_arg)?;
+        Ok(elapsed)
     }
 
     /// Declares the parameter types (struct characters such as "PiPd", "12s" for a 12-byte
