@@ -5,7 +5,7 @@ PyCUDA's pools do; freed blocks are *held* until ``free_held()`` or ``stop_holdi
 
 from __future__ import annotations
 
-from pygpu._driver.enums import host_alloc_flags
+from pygpu._driver.pinned import checked_host_alloc_flags
 from pygpu._pygpu import DeviceMemoryPool, PageLockedMemoryPool, PooledDeviceAllocation, PooledHostAllocation
 
 __all__ = [
@@ -31,10 +31,7 @@ class PageLockedAllocator:
     ``pagelocked_empty``'s ``mem_flags``."""
 
     def __init__(self, flags: int = 0) -> None:
-        known = host_alloc_flags.PORTABLE | host_alloc_flags.DEVICEMAP | host_alloc_flags.WRITECOMBINED
-        if isinstance(flags, bool) or not isinstance(flags, int) or flags & ~int(known):
-            raise ValueError(f"flags must combine host_alloc_flags (PORTABLE, DEVICEMAP, WRITECOMBINED), not {flags!r}")
-        self.flags = int(flags)
+        self.flags = checked_host_alloc_flags(flags, "flags")
 
     def __repr__(self) -> str:
         return f"PageLockedAllocator(flags={self.flags})"

@@ -14,7 +14,13 @@ import numpy.typing as npt
 from pygpu._driver.enums import host_alloc_flags
 from pygpu._pygpu import HostAllocation, raw_memory_dtype
 
-__all__ = ["pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "pagelocked_zeros_like"]
+__all__ = [
+    "checked_host_alloc_flags",
+    "pagelocked_empty",
+    "pagelocked_empty_like",
+    "pagelocked_zeros",
+    "pagelocked_zeros_like",
+]
 
 #: The page size numpy arrays are aligned to for ``register_host_memory``.
 PAGE_BYTES = 4096
@@ -38,18 +44,22 @@ def _like_order(array: npt.NDArray[Any]) -> str:
     return "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
 
 
+def checked_host_alloc_flags(flags: Any, name: str) -> int:
+    """``flags`` as an int, if it combines ``host_alloc_flags`` only; else ValueError naming ``name``."""
+    known = host_alloc_flags.PORTABLE | host_alloc_flags.DEVICEMAP | host_alloc_flags.WRITECOMBINED
+    if not isinstance(flags, (int, np.integer)) or int(flags) & ~int(known):
+        raise ValueError(f"{name} must combine host_alloc_flags (PORTABLE, DEVICEMAP, WRITECOMBINED), not {flags!r}")
+    return int(flags)
+
+
 def pagelocked_empty(shape: Any, dtype: Any, order: str = "C", mem_flags: int = 0) -> npt.NDArray[Any]:
     """An uninitialised numpy array in page-locked host memory. ``mem_flags`` combine
     ``host_alloc_flags``: PORTABLE, DEVICEMAP (kernels may address it through
     ``a.base.get_device_pointer()``), WRITECOMBINED (fast to copy to the device, slow to read)."""
-    known = host_alloc_flags.PORTABLE | host_alloc_flags.DEVICEMAP | host_alloc_flags.WRITECOMBINED
-    if not isinstance(mem_flags, (int, np.integer)) or int(mem_flags) & ~int(known):
-        raise ValueError(
-            f"mem_flags must combine host_alloc_flags (PORTABLE, DEVICEMAP, WRITECOMBINED), not {mem_flags!r}"
-        )
+    flags = checked_host_alloc_flags(mem_flags, "mem_flags")
     dims = _shape(shape)
     dt = raw_memory_dtype(dtype, "pagelocked_empty")
-    buffer = HostAllocation(math.prod(dims) * dt.itemsize, int(mem_flags))
+    buffer = HostAllocation(math.prod(dims) * dt.itemsize, flags)
     # numpy's stubs predate PEP 688 buffers; passing the allocation itself makes it the array's base.
     return np.ndarray(dims, dt, buffer=buffer, order=_order(order))  # type: ignore[arg-type]
 
