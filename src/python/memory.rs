@@ -202,6 +202,16 @@ impl Drop for AllocationExport {
     }
 }
 
+/// `flags` if they combine `host_alloc_flags` only (PORTABLE, DEVICEMAP, WRITECOMBINED).
+pub(super) fn host_alloc_flags(flags: u32) -> Result<u32, Error> {
+    if flags & !0x7 != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "host allocation flags {flags:#x}: only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) exist"
+        )));
+    }
+    Ok(flags)
+}
+
 /// Page-locked host memory exposing the buffer protocol; `pagelocked_empty` wraps it in
 /// a numpy array, which keeps it alive.
 #[pyclass(module = "pygpu", frozen)]
@@ -216,12 +226,7 @@ impl HostAllocation {
     #[new]
     #[pyo3(signature = (nbytes, flags = 0))]
     fn py_new(nbytes: isize, flags: u32) -> PyResult<Self> {
-        if flags & !0x7 != 0 {
-            return Err(Error::InvalidArgument(format!(
-                "host allocation flags {flags:#x}: only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) exist"
-            ))
-            .into());
-        }
+        let flags = host_alloc_flags(flags)?;
         Ok(HostAllocation { buffer: PinnedBuffer::with_flags(byte_count(nbytes)?, flags)?, flags })
     }
 

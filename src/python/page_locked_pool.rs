@@ -12,7 +12,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
 use super::buffer::{fill_byte_view, raw_memory_dtype, release_byte_view};
-use super::memory::byte_count;
+use super::memory::{byte_count, host_alloc_flags};
 use crate::runtime::bin_pool::{alloc_size, bin_number, size_class, BinPool, PoolCounts};
 use crate::runtime::memory::PinnedBuffer;
 use crate::runtime::Error;
@@ -24,9 +24,6 @@ pub struct PageLockedMemoryPool {
     /// The `CU_MEMHOSTALLOC_*` flags of every block (from the pool's `PageLockedAllocator`).
     flags: u32,
 }
-
-/// PORTABLE | DEVICEMAP | WRITECOMBINED.
-const HOST_ALLOC_FLAGS: u32 = 0b111;
 
 /// A block of a `PageLockedMemoryPool`, exporting its bytes as a buffer; given back to the
 /// pool when it goes away.
@@ -78,13 +75,7 @@ impl PageLockedMemoryPool {
                         a.repr().map_or_else(|_| "?".to_string(), |r| r.to_string())
                     ))
                 })?;
-                if flags & !HOST_ALLOC_FLAGS != 0 {
-                    return Err(Error::InvalidArgument(format!(
-                        "the allocator's flags must combine host_alloc_flags (PORTABLE, DEVICEMAP, WRITECOMBINED), not {flags}"
-                    ))
-                    .into());
-                }
-                flags
+                host_alloc_flags(flags)?
             }
         };
         Ok(PageLockedMemoryPool { pool: Arc::new(BinPool::default()), flags })
